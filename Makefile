@@ -1,0 +1,42 @@
+# stream_offset_guard/Makefile
+#
+# PGXS build.  Only "installcheck" works under PGXS: install the extension
+# into a running server first.  "make test" does all of it on a throwaway
+# cluster (see test/run-tests.sh); flags such as -Werror and assertions are
+# passed in through PG_CFLAGS by that script, never hard-wired here.
+
+MODULE_big = stream_offset_guard
+OBJS = \
+	src/position_codec.o \
+	src/position.o \
+	src/hash.o \
+	src/halt.o \
+	$(WIN32RES)
+PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
+
+EXTENSION = stream_offset_guard
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+REGRESS = setup position casts binary index hash halt
+REGRESS_OPTS = --inputdir=. --outputdir=.
+ISOLATION =
+ISOLATION_OPTS =
+TAP_TESTS = 1
+
+EXTRA_CLEAN = results regression.diffs regression.out output_iso tmp_check log \
+	test/fuzz/position_fuzz
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: test fuzz demo bench
+
+# The whole suite on a fresh machine: dependencies, build, throwaway cluster,
+# pg_regress, isolation, TAP, fuzzing.
+test:
+	bash test/run-tests.sh
+
+# Fuzz the position parser (libFuzzer, ASan, UBSan) for FUZZ_SECONDS.
+fuzz:
+	bash test/fuzz.sh
