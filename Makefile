@@ -7,6 +7,7 @@
 
 MODULE_big = stream_offset_guard
 OBJS = \
+	src/module.o \
 	src/position_codec.o \
 	src/position.o \
 	src/hash.o \

@@ -1,0 +1,30 @@
+--
+-- setup: install the extension and the test oracle
+--
+-- The other regression files (position, casts, binary, index, hash, halt)
+-- run after this one, in the same database.  pgcrypto is only a test
+-- oracle: its digest() recomputes every SHA-256 the extension produces.
+--
+
+-- The control file pins the schema: the extension is not relocatable.
+\set VERBOSITY terse
+CREATE EXTENSION stream_offset_guard SCHEMA public;
+\set VERBOSITY default
+
+CREATE EXTENSION stream_offset_guard;
+CREATE EXTENSION pgcrypto;
+
+-- Minimal \dx facts: version, schema sog, not relocatable, no requirements
+-- (pgcrypto in particular is not needed at run time).
+SELECT e.extname, e.extversion, e.extnamespace::regnamespace AS schema,
+       e.extrelocatable
+  FROM pg_extension e
+ WHERE e.extname = 'stream_offset_guard';
+
+SELECT name, version, superuser, trusted, relocatable, schema, requires
+  FROM pg_available_extension_versions
+ WHERE name = 'stream_offset_guard' AND version = '1.0';
+
+-- The schema exists and the type is in it.
+SELECT nspname FROM pg_namespace WHERE nspname = 'sog';
+SELECT 'sog.position'::regtype;

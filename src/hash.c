@@ -1,0 +1,295 @@
+/*-------------------------------------------------------------------------
+ *
+ * hash.c
+ *	  SHA-256 payload digests and the chained buffer hash (contract
+ *	  section 3), on PostgreSQL's own common/cryptohash.h.
+ *
+ * Buffer hash definition (clients compute the same while they buffer):
+ *
+ *	h0 = SHA-256("sog:buffer:v1")
+ *	hi = SHA-256(h(i-1) || be16(len(Pi)) || Pi || Di)
+ *	Pi = canonical position text, Di = 32-byte payload digest
+ *	result = lowercase hex of h(n)
+ *
+ * One cryptohash context serves every hash of the backend.  It is created
+ * on first use under a resource owner of our own that lives as long as the
+ * backend, so no transaction's resource owner frees it behind our back (and
+ * none warns about a "leak" at commit); pg_cryptohash_init() resets it before
+ * each digest, so an error half-way through a digest leaves nothing stale.
+ * This keeps the per-record cost at one init/update/final: no allocation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+
+#include "compat.h"
+#include "hash.h"
+#include "position.h"
+
+static pg_cryptohash_ctx *sha256_ctx = NULL;
+static ResourceOwner sha256_owner = NULL;
+
+/*
+ * The backend's SHA-256 context, created on first use (see file header).
+ */
+static pg_cryptohash_ctx *
+get_sha256_ctx(void)
+{
+	if (sha256_ctx == NULL)
+	{
+		ResourceOwner save = CurrentResourceOwner;
+
+		if (sha256_owner == NULL)
+			sha256_owner = ResourceOwnerCreate(NULL, "stream_offset_guard sha256");
+		CurrentResourceOwner = sha256_owner;
+		PG_TRY();
+		{
+			sha256_ctx = pg_cryptohash_create(PG_SHA256);
+		}
+		PG_FINALLY();
+		{
+			CurrentResourceOwner = save;
+		}
+		PG_END_TRY();
+		if (sha256_ctx == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory")));
+	}
+	return sha256_ctx;
+}
+
+void
+sog_sha256(const uint8 *const *parts, const size_t *lens, int n, uint8 *out)
+{
+	pg_cryptohash_ctx *ctx = get_sha256_ctx();
+	int			i;
+
+	if (pg_cryptohash_init(ctx) < 0)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (pg_cryptohash_update(ctx, parts[i], lens[i]) < 0)
+			goto fail;
+	if (pg_cryptohash_final(ctx, out, SOG_DIGEST_LEN) < 0)
+		goto fail;
+	return;
+
+fail:
+	elog(ERROR, "could not compute SHA-256 digest: %s", SOG_CRYPTOHASH_ERROR(ctx));
+}
+
+void
+sog_check_digest_len(const char *what, int len)
+{
+	if (len != SOG_DIGEST_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a 32-byte SHA-256 digest", what),
+				 errdetail("The value has %d bytes.", len),
+				 errhint("Pass sog.payload_digest(record_bytes).")));
+}
+
+void
+sog_buffer_hash_init(SogBufferHash *state)
+{
+	const uint8 *parts[1] = {(const uint8 *) SOG_BUFFER_HASH_SEED};
+	size_t		lens[1] = {strlen(SOG_BUFFER_HASH_SEED)};
+
+	sog_sha256(parts, lens, 1, state->h);
+	state->count = 0;
+	state->lastlen = 0;
+}
+
+void
+sog_buffer_hash_step(SogBufferHash *state, const uint8 *enc, size_t enclen,
+					 const uint8 *digest)
+{
+	char		txt[SOG_POS_MAX_TEXT + 1];
+	size_t		tlen;
+	uint8		be16[2];
+	const uint8 *parts[4];
+	size_t		lens[4];
+
+	if (state->count > 0 &&
+		sog_pos_compare(enc, enclen, state->last, state->lastlen) <= 0)
+	{
+		char		prev[SOG_POS_MAX_TEXT + 1];
+
+		sog_pos_format(enc, enclen, txt);
+		sog_pos_format(state->last, state->lastlen, prev);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("buffer hash positions must be strictly increasing"),
+				 errdetail("Position %s follows position %s (record %lld).",
+						   txt, prev, (long long) state->count + 1),
+				 errhint("Hash the records in position order, each once: sog.buffer_hash(pos, digest ORDER BY pos).")));
+	}
+	tlen = sog_pos_format(enc, enclen, txt);
+	be16[0] = (uint8) (tlen >> 8);
+	be16[1] = (uint8) (tlen & 0xFF);
+	parts[0] = state->h;
+	lens[0] = SOG_DIGEST_LEN;
+	parts[1] = be16;
+	lens[1] = 2;
+	parts[2] = (const uint8 *) txt;
+	lens[2] = tlen;
+	parts[3] = digest;
+	lens[3] = SOG_DIGEST_LEN;
+	sog_sha256(parts, lens, 4, state->h);
+	memcpy(state->last, enc, enclen);
+	state->lastlen = enclen;
+	state->count++;
+}
+
+void
+sog_buffer_hash_hex(const SogBufferHash *state, char *out)
+{
+	hex_encode((const char *) state->h, SOG_DIGEST_LEN, out);
+	out[2 * SOG_DIGEST_LEN] = '\0';
+}
+
+/* SQL function: sog.payload_digest(bytea) -> bytea */
+PG_FUNCTION_INFO_V1(sog_payload_digest);
+Datum
+sog_payload_digest(PG_FUNCTION_ARGS)
+{
+	bytea	   *payload = PG_GETARG_BYTEA_PP(0);
+	bytea	   *result = (bytea *) palloc(VARHDRSZ + SOG_DIGEST_LEN);
+	const uint8 *parts[1] = {(const uint8 *) VARDATA_ANY(payload)};
+	size_t		lens[1] = {VARSIZE_ANY_EXHDR(payload)};
+
+	sog_sha256(parts, lens, 1, (uint8 *) VARDATA(result));
+	SET_VARSIZE(result, VARHDRSZ + SOG_DIGEST_LEN);
+	PG_RETURN_BYTEA_P(result);
+}
+
+/*
+ * SQL function: sog.buffer_hash_accum(internal, sog.position, bytea) -> internal
+ *
+ * Transition function of the buffer_hash aggregate.  Not strict: a NULL
+ * position or digest is an error, not a record to skip.  The state lives in
+ * the aggregate context.
+ */
+PG_FUNCTION_INFO_V1(sog_buffer_hash_accum);
+Datum
+sog_buffer_hash_accum(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext;
+	SogBufferHash *state;
+	SogPosition *pos;
+	bytea	   *digest;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "sog_buffer_hash_accum called in non-aggregate context");
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("buffer hash records need a position and a payload digest"),
+				 errdetail("The %s of a record is NULL.",
+						   PG_ARGISNULL(1) ? "position" : "payload digest"),
+				 errhint("Filter out incomplete records, or compute their digest with sog.payload_digest().")));
+
+	if (PG_ARGISNULL(0))
+	{
+		state = (SogBufferHash *) MemoryContextAlloc(aggcontext, sizeof(SogBufferHash));
+		sog_buffer_hash_init(state);
+	}
+	else
+		state = (SogBufferHash *) PG_GETARG_POINTER(0);
+
+	pos = PG_GETARG_SOG_POSITION_P(1);
+	digest = PG_GETARG_BYTEA_PP(2);
+	sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(digest));
+	sog_buffer_hash_step(state, SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos),
+						 (const uint8 *) VARDATA_ANY(digest));
+	PG_RETURN_POINTER(state);
+}
+
+/*
+ * SQL function: sog.buffer_hash_final(internal) -> text
+ *
+ * No records at all gives the hex of h0.
+ */
+PG_FUNCTION_INFO_V1(sog_buffer_hash_final);
+Datum
+sog_buffer_hash_final(PG_FUNCTION_ARGS)
+{
+	SogBufferHash empty;
+	SogBufferHash *state;
+	char		hex[2 * SOG_DIGEST_LEN + 1];
+
+	if (PG_ARGISNULL(0))
+	{
+		sog_buffer_hash_init(&empty);
+		state = &empty;
+	}
+	else
+		state = (SogBufferHash *) PG_GETARG_POINTER(0);
+	sog_buffer_hash_hex(state, hex);
+	PG_RETURN_TEXT_P(cstring_to_text(hex));
+}
+
+/* SQL function: sog.buffer_hash(sog.position[], bytea[]) -> text */
+PG_FUNCTION_INFO_V1(sog_buffer_hash_array);
+Datum
+sog_buffer_hash_array(PG_FUNCTION_ARGS)
+{
+	ArrayType  *parr = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *darr = PG_GETARG_ARRAYTYPE_P(1);
+	Datum	   *pos;
+	bool	   *pnull;
+	Datum	   *dig;
+	bool	   *dnull;
+	int			np;
+	int			nd;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	SogBufferHash state;
+	char		hex[2 * SOG_DIGEST_LEN + 1];
+	int			i;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(parr), &typlen, &typbyval, &typalign);
+	deconstruct_array(parr, ARR_ELEMTYPE(parr), typlen, typbyval, typalign,
+					  &pos, &pnull, &np);
+	deconstruct_array(darr, BYTEAOID, -1, false, TYPALIGN_INT, &dig, &dnull, &nd);
+	if (np != nd)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("position and digest arrays differ in length"),
+				 errdetail("There are %d positions and %d digests.", np, nd),
+				 errhint("Pass one payload digest per position, in the same order.")));
+
+	sog_buffer_hash_init(&state);
+	for (i = 0; i < np; i++)
+	{
+		SogPosition *p;
+		bytea	   *d;
+
+		CHECK_FOR_INTERRUPTS();
+		if (pnull[i] || dnull[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("buffer hash records need a position and a payload digest"),
+					 errdetail("The %s of element %d is NULL.",
+							   pnull[i] ? "position" : "payload digest", i + 1),
+					 errhint("Remove incomplete records from the arrays.")));
+		p = DatumGetSogPositionP(pos[i]);
+		d = DatumGetByteaPP(dig[i]);
+		sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(d));
+		sog_buffer_hash_step(&state, SOG_POS_BYTES(p), SOG_POS_NBYTES(p),
+							 (const uint8 *) VARDATA_ANY(d));
+	}
+	sog_buffer_hash_hex(&state, hex);
+	PG_RETURN_TEXT_P(cstring_to_text(hex));
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * module.c
+ *	  Module magic of stream_offset_guard.
+ *
+ * The subsystems live in their own files: position_codec.c and position.c
+ * (the position type), hash.c (digests and the buffer hash), halt.c (pure
+ * halt evaluation).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "compat.h"
+
+#if PG_VERSION_NUM >= 180000
+PG_MODULE_MAGIC_EXT(.name = "stream_offset_guard",.version = "1.0");
+#else
+PG_MODULE_MAGIC;
+#endif
