@@ -12,13 +12,16 @@ OBJS = \
 	src/position.o \
 	src/hash.o \
 	src/halt.o \
+	src/store.o \
+	src/guard.o \
 	$(WIN32RES)
 PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
 
 EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
-REGRESS = setup position casts binary index hash halt
+REGRESS = setup position casts binary index hash halt \
+	register apply claim_halt gaps scenarios operators
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION =
 ISOLATION_OPTS =

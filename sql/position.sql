@@ -217,8 +217,8 @@ SELECT i, t, string_to_array(t, '-')::numeric[] AS key
                               WHEN 3 THEN (abs(h.x) % 1000)::text
                               WHEN 4 THEN (abs(h.x) % 100)::text
                               WHEN 5 THEN (abs(h.x)::numeric * 10000000000000)::text
-                              WHEN 6 THEN repeat('9', 1 + abs(h.x) % 160)
-                              ELSE '1' || repeat('0', abs(h.x) % 160)
+                              WHEN 6 THEN repeat('9', (1 + abs(h.x) % 160)::int)
+                              ELSE '1' || repeat('0', (abs(h.x) % 160)::int)
                          END, '-' ORDER BY k)
                   FROM generate_series(1, 1 + i % 4) AS k,
                        LATERAL (SELECT hashint4(i * 31 + k)::bigint AS x) AS h) AS t

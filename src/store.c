@@ -1,0 +1,1000 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.c
+ *	  The checkpoint/receipt store.
+ *
+ * Locking rules (the first thing to know about this file)
+ * -------------------------------------------------------
+ * Every state change of a checkpoint - claim, note_read, apply, apply_batch,
+ * halt, verify_gap, skip_gap, commit_page, resolve_gap, prune_receipts -
+ * starts with sog_checkpoint_lock(), which takes a FOR NO KEY UPDATE row
+ * lock on the NEWEST version of the checkpoint's row, waiting for whichever
+ * transaction holds it, and reads that newest version.  The lock is held to
+ * the end of the caller's transaction.  Consequences:
+ *
+ *	- all changes of one checkpoint serialize; different checkpoints never
+ *	  wait for each other (no shared hot spot, no table-level lock beyond
+ *	  RowExclusiveLock);
+ *	- a claim waits for an in-flight sink transaction that has applied on
+ *	  the checkpoint, and then sees its outcome (committed advance or not);
+ *	- fencing reads the newest committed generation at every isolation
+ *	  level.  The lock is taken with the table AM directly
+ *	  (table_tuple_lock with TUPLE_LOCK_FLAG_FIND_LAST_VERSION), not with
+ *	  SELECT ... FOR UPDATE, because at REPEATABLE READ and SERIALIZABLE the
+ *	  executor turns "row changed since my snapshot" into a serialization
+ *	  failure; here a stale worker gets the precise answer SG001 instead.
+ *
+ * Reads made after the lock (receipts) and the write of the row use the
+ * newest snapshot (SPI_execute_snapshot with GetLatestSnapshot()), for the
+ * same reason: under the lock nothing of this checkpoint is in flight, so
+ * the newest committed state is the state.  The write goes through SPI
+ * (UPDATE) so that index maintenance and the monotonicity trigger run as for
+ * any other writer.
+ *
+ * Receipts
+ * --------
+ * Receipts are packed: one row of sog.receipt per apply call (a "run"):
+ * (checkpoint_id, first_position, last_position, n, positions, digests).
+ * digests holds the n 32-byte payload digests back to back.  positions is
+ * NULL for a dense run - one-component positions first, first+1, ...,
+ * first+n-1 (a Kafka or NATS batch) - and otherwise holds each position as
+ * a length byte followed by its encoding.  Runs of one checkpoint never
+ * overlap (receipts are only written above applied_position, which only
+ * grows), so the run holding a position is the first run whose
+ * last_position is at or above it: one probe of the primary key
+ * (checkpoint_id, last_position).  A batch of 1000 events costs one heap
+ * row, one index entry and about 32 KB of digests stored out of line
+ * uncompressed (digests do not compress), instead of 1000 rows and 1000
+ * index entries.  Dense runs are read with a 32-byte slice, so checking a
+ * duplicate does not detoast the whole run.
+ *
+ * SPI plans are prepared once per backend and kept; they are re-prepared if
+ * the extension was dropped and created again (the OID of sog.checkpoint
+ * changed).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "store.h"
+
+/* Columns of sog.checkpoint read by sog_checkpoint_lock, in this order. */
+enum
+{
+	COL_ID,
+	COL_CONSUMER,
+	COL_STREAM,
+	COL_PARTITION,
+	COL_CRITICALITY,
+	COL_PROVIDER,
+	COL_QUERY_SCOPE,
+	COL_SOURCE_IDENTITY,
+	COL_GENERATION,
+	COL_OWNER,
+	COL_PROVIDER_TOKEN,
+	COL_SOURCE_CURSOR,
+	COL_READ_BASE,
+	COL_READ_HASH,
+	COL_READ_COUNT,
+	COL_APPLIED_POSITION,
+	COL_PRUNE_HORIZON,
+	COL_STATE,
+	COL_UPDATED_AT,
+	NUM_COLS
+};
+
+static const char *const col_names[NUM_COLS] = {
+	"id", "consumer", "stream", "partition", "criticality", "provider",
+	"query_scope", "source_identity", "generation", "owner",
+	"provider_token", "source_cursor", "read_base", "read_hash",
+	"read_count", "applied_position", "prune_horizon", "state", "updated_at"
+};
+
+static const char *const state_labels[] = {"running", "replaying", "failed_closed"};
+
+/* Backend-local cache of catalog OIDs and kept plans. */
+static struct
+{
+	Oid			checkpoint_rel;
+	Oid			checkpoint_pkey;
+	Oid			position_type;
+	AttrNumber	attnum[NUM_COLS];
+	SPIPlanPtr	plan_update;
+	SPIPlanPtr	plan_receipt_insert;
+	SPIPlanPtr	plan_receipt_lookup;
+	SPIPlanPtr	plan_gap_insert;
+	SPIPlanPtr	plan_manifest_insert;
+} cache;
+
+const char *
+sog_state_label(SogState s)
+{
+	return state_labels[s];
+}
+
+static SogState
+state_from_label(const char *s)
+{
+	int			i;
+
+	for (i = 0; i < (int) lengthof(state_labels); i++)
+		if (strcmp(s, state_labels[i]) == 0)
+			return (SogState) i;
+	elog(ERROR, "unknown checkpoint state \"%s\"", s);
+	return SOG_STATE_FAILED_CLOSED;
+}
+
+static void
+free_plan(SPIPlanPtr *plan)
+{
+	if (*plan)
+		SPI_freeplan(*plan);
+	*plan = NULL;
+}
+
+/*
+ * Make sure the cache describes the installed extension.  Two syscache
+ * probes per call; everything else only when the extension was re-created.
+ */
+static void
+store_refresh_cache(void)
+{
+	Oid			nsp = get_namespace_oid("sog", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("checkpoint", nsp) : InvalidOid;
+	int			i;
+
+	if (!OidIsValid(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+				 errdetail("Table sog.checkpoint does not exist."),
+				 errhint("Run CREATE EXTENSION stream_offset_guard.")));
+	if (rel == cache.checkpoint_rel)
+		return;
+
+	free_plan(&cache.plan_update);
+	free_plan(&cache.plan_receipt_insert);
+	free_plan(&cache.plan_receipt_lookup);
+	free_plan(&cache.plan_gap_insert);
+	free_plan(&cache.plan_manifest_insert);
+	cache.checkpoint_rel = InvalidOid;
+
+	cache.checkpoint_pkey = get_relname_relid("checkpoint_pkey", nsp);
+	cache.position_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+										  CStringGetDatum("position"),
+										  ObjectIdGetDatum(nsp));
+	if (!OidIsValid(cache.checkpoint_pkey) || !OidIsValid(cache.position_type))
+		elog(ERROR, "stream_offset_guard objects are missing");
+	for (i = 0; i < NUM_COLS; i++)
+	{
+		cache.attnum[i] = get_attnum(rel, col_names[i]);
+		if (cache.attnum[i] == InvalidAttrNumber)
+			elog(ERROR, "column sog.checkpoint.%s is missing", col_names[i]);
+	}
+	cache.checkpoint_rel = rel;
+}
+
+void
+sog_store_begin(void)
+{
+	store_refresh_cache();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+}
+
+void
+sog_store_end(void)
+{
+	SPI_finish();
+}
+
+/* Prepare and keep a plan once. */
+static SPIPlanPtr
+keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		SPI_keepplan(plan);
+		*slot = plan;
+	}
+	return *slot;
+}
+
+/* Run a kept plan on the newest snapshot; returns SPI's result code. */
+static int
+exec_latest(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only,
+			long count)
+{
+	int			rc;
+
+	rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
+							  InvalidSnapshot, read_only, true, count);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
+	return rc;
+}
+
+static char *
+text_or_null(Datum d, bool isnull)
+{
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static SogPosition *
+position_or_null(Datum d, bool isnull)
+{
+	return isnull ? NULL : (SogPosition *) PG_DETOAST_DATUM_COPY(d);
+}
+
+void
+sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
+{
+	Relation	rel;
+	Relation	idx;
+	TupleTableSlot *slot;
+	IndexScanDesc scan;
+	ScanKeyData key;
+	ItemPointerData tid;
+	TM_FailureData tmfd;
+	TM_Result	res;
+	bool		found;
+	Datum	   *v;
+	bool	   *n;
+
+	store_refresh_cache();
+
+	rel = table_open(cache.checkpoint_rel, RowExclusiveLock);
+	idx = index_open(cache.checkpoint_pkey, AccessShareLock);
+	slot = table_slot_create(rel, NULL);
+
+	/*
+	 * Find the row.  SnapshotSelf sees exactly one version of it: the newest
+	 * committed one (or our own), and takes no SSI predicate locks.
+	 */
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+	scan = index_beginscan(rel, idx, SnapshotSelf, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (found)
+		tid = slot->tts_tid;
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+
+	if (found)
+	{
+		/* lock the newest version, waiting for its holder, following updates */
+		res = table_tuple_lock(rel, &tid, SnapshotSelf, slot,
+							   GetCurrentCommandId(true),
+							   LockTupleNoKeyExclusive, LockWaitBlock,
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+		switch (res)
+		{
+			case TM_Ok:
+				break;
+			case TM_Deleted:
+				found = false;
+				break;
+			default:
+				elog(ERROR, "could not lock checkpoint " INT64_FORMAT ": result %d",
+					 id, (int) res);
+		}
+	}
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("checkpoint " INT64_FORMAT " does not exist", id),
+				 errdetail("No row of sog.checkpoint has id " INT64_FORMAT ".", id),
+				 errhint("Create it with sog.register(consumer, stream, partition) and use the id it returns.")));
+
+	slot_getallattrs(slot);
+	v = slot->tts_values;
+	n = slot->tts_isnull;
+#define COL(c) v[cache.attnum[c] - 1], n[cache.attnum[c] - 1]
+	memset(cp, 0, sizeof(*cp));
+	cp->id = id;
+	cp->consumer = text_or_null(COL(COL_CONSUMER));
+	cp->stream = text_or_null(COL(COL_STREAM));
+	cp->partition = text_or_null(COL(COL_PARTITION));
+	{
+		char	   *crit = text_or_null(COL(COL_CRITICALITY));
+
+		cp->telemetry = crit != NULL && strcmp(crit, "telemetry") == 0;
+	}
+	cp->provider = text_or_null(COL(COL_PROVIDER));
+	cp->query_scope = text_or_null(COL(COL_QUERY_SCOPE));
+	cp->source_identity = text_or_null(COL(COL_SOURCE_IDENTITY));
+	cp->generation = DatumGetInt64(v[cache.attnum[COL_GENERATION] - 1]);
+	cp->owner = text_or_null(COL(COL_OWNER));
+	cp->provider_token = text_or_null(COL(COL_PROVIDER_TOKEN));
+	cp->source_cursor = position_or_null(COL(COL_SOURCE_CURSOR));
+	cp->read_base = position_or_null(COL(COL_READ_BASE));
+	cp->read_hash = text_or_null(COL(COL_READ_HASH));
+	cp->read_count_isnull = n[cache.attnum[COL_READ_COUNT] - 1];
+	if (!cp->read_count_isnull)
+		cp->read_count = DatumGetInt64(v[cache.attnum[COL_READ_COUNT] - 1]);
+	cp->applied_position = position_or_null(COL(COL_APPLIED_POSITION));
+	cp->prune_horizon = position_or_null(COL(COL_PRUNE_HORIZON));
+	cp->state = state_from_label(text_or_null(COL(COL_STATE)));
+	cp->updated_at = DatumGetTimestampTz(v[cache.attnum[COL_UPDATED_AT] - 1]);
+#undef COL
+
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);	/* keep RowExclusiveLock to end of xact */
+}
+
+void
+sog_check_generation(const SogCheckpoint *cp, int64 generation,
+					 const char *action)
+{
+	if (generation != cp->generation)
+	{
+		const char *applied = cp->applied_position ?
+			sog_position_to_cstring(cp->applied_position) : "the start of the stream";
+
+		if (generation < cp->generation)
+			ereport(ERROR,
+					(errcode(ERRCODE_SOG_FENCED),
+					 errmsg("checkpoint " INT64_FORMAT " is fenced", cp->id),
+					 errdetail("The %s carries generation " INT64_FORMAT ", but generation " INT64_FORMAT " (owner %s) claimed the checkpoint at %s.",
+							   action, generation, cp->generation,
+							   cp->owner ? cp->owner : "none",
+							   timestamptz_to_str(cp->updated_at)),
+					 errhint("Stop this worker; the new owner resumes from %s.", applied)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_SOG_FENCED),
+					 errmsg("checkpoint " INT64_FORMAT " is fenced", cp->id),
+					 errdetail("The %s carries generation " INT64_FORMAT ", which was never claimed; the current generation is " INT64_FORMAT ".",
+							   action, generation, cp->generation),
+					 errhint("Use the generation returned by sog.claim().")));
+	}
+}
+
+/* Datum for a nullable position / text parameter. */
+#define POS_ARG(p, i) \
+	do { values[i] = (p) ? PointerGetDatum(p) : (Datum) 0; nulls[i] = (p) ? ' ' : 'n'; } while (0)
+#define TEXT_ARG(s, i) \
+	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; nulls[i] = (s) ? ' ' : 'n'; } while (0)
+
+void
+sog_checkpoint_write(const SogCheckpoint *cp)
+{
+	Oid			types[12];
+	Datum		values[12];
+	char		nulls[12];
+	SPIPlanPtr	plan;
+	int			rc;
+
+	types[0] = INT8OID;
+	types[1] = INT8OID;
+	types[2] = TEXTOID;
+	types[3] = TEXTOID;
+	types[4] = cache.position_type;
+	types[5] = cache.position_type;
+	types[6] = TEXTOID;
+	types[7] = INT8OID;
+	types[8] = cache.position_type;
+	types[9] = cache.position_type;
+	types[10] = TEXTOID;
+	types[11] = TEXTOID;
+	plan = keep_plan(&cache.plan_update,
+					 "UPDATE sog.checkpoint SET generation = $2, owner = $3, "
+					 "provider_token = $4, source_cursor = $5, read_base = $6, "
+					 "read_hash = $7, read_count = $8, applied_position = $9, "
+					 "prune_horizon = $10, state = $11, source_identity = $12, "
+					 "updated_at = pg_catalog.now() "
+					 "WHERE id OPERATOR(pg_catalog.=) $1",
+					 12, types);
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(cp->generation);
+	TEXT_ARG(cp->owner, 2);
+	TEXT_ARG(cp->provider_token, 3);
+	POS_ARG(cp->source_cursor, 4);
+	POS_ARG(cp->read_base, 5);
+	TEXT_ARG(cp->read_hash, 6);
+	values[7] = Int64GetDatum(cp->read_count);
+	nulls[7] = cp->read_count_isnull ? 'n' : ' ';
+	POS_ARG(cp->applied_position, 8);
+	POS_ARG(cp->prune_horizon, 9);
+	TEXT_ARG(sog_state_label(cp->state), 10);
+	TEXT_ARG(cp->source_identity, 11);
+
+	rc = exec_latest(plan, values, nulls, false, 0);
+	if (rc != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update checkpoint " INT64_FORMAT, cp->id);
+}
+
+/* ---------------------------------------------------------------- receipts */
+
+void
+sog_receipt_run_init(SogReceiptRun *run, int expected)
+{
+	run->n = 0;
+	run->cap = Max(expected, 1);
+	run->digests = palloc(run->cap * SOG_DIGEST_LEN);
+	run->positions = palloc(run->cap * sizeof(SogPosition *));
+	run->dense = true;
+	run->first_u64 = 0;
+}
+
+void
+sog_receipt_run_add(SogReceiptRun *run, SogPosition *pos, const uint8 *digest)
+{
+	uint64		u;
+
+	if (run->n == run->cap)
+	{
+		run->cap *= 2;
+		run->digests = repalloc(run->digests, run->cap * SOG_DIGEST_LEN);
+		run->positions = repalloc(run->positions, run->cap * sizeof(SogPosition *));
+	}
+	if (run->dense)
+	{
+		if (!sog_pos_to_uint64(SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos), &u))
+			run->dense = false;
+		else if (run->n == 0)
+			run->first_u64 = u;
+		else if (u != run->first_u64 + (uint64) run->n)
+			run->dense = false;
+	}
+	memcpy(run->digests + (size_t) run->n * SOG_DIGEST_LEN, digest, SOG_DIGEST_LEN);
+	run->positions[run->n++] = pos;
+}
+
+bool
+sog_receipt_run_find(const SogReceiptRun *run, const SogPosition *pos,
+					 uint8 *digest)
+{
+	int			lo = 0;
+	int			hi = run->n - 1;
+
+	/* positions in a run are strictly increasing: binary search */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = sog_position_cmp(run->positions[mid], pos);
+
+		if (c == 0)
+		{
+			memcpy(digest, run->digests + (size_t) mid * SOG_DIGEST_LEN, SOG_DIGEST_LEN);
+			return true;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+static bytea *
+make_bytea(const void *data, size_t len)
+{
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), data, len);
+	return b;
+}
+
+void
+sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
+{
+	Oid			types[6] = {INT8OID, cache.position_type, cache.position_type,
+	INT4OID, BYTEAOID, BYTEAOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	SPIPlanPtr	plan;
+	int			rc;
+
+	if (run->n == 0)
+		return;
+	plan = keep_plan(&cache.plan_receipt_insert,
+					 "INSERT INTO sog.receipt (checkpoint_id, first_position, "
+					 "last_position, n, positions, digests) "
+					 "VALUES ($1, $2, $3, $4, $5, $6)",
+					 6, types);
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(run->positions[0]);
+	values[2] = PointerGetDatum(run->positions[run->n - 1]);
+	values[3] = Int32GetDatum(run->n);
+	if (run->dense)
+		nulls[4] = 'n';
+	else
+	{
+		StringInfoData buf;
+		int			i;
+
+		initStringInfo(&buf);
+		for (i = 0; i < run->n; i++)
+		{
+			size_t		len = SOG_POS_NBYTES(run->positions[i]);
+
+			appendStringInfoChar(&buf, (char) len);
+			appendBinaryStringInfo(&buf, (const char *) SOG_POS_BYTES(run->positions[i]), len);
+		}
+		values[4] = PointerGetDatum(make_bytea(buf.data, buf.len));
+	}
+	values[5] = PointerGetDatum(make_bytea(run->digests, (size_t) run->n * SOG_DIGEST_LEN));
+	rc = exec_latest(plan, values, nulls, false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "could not store receipts of checkpoint " INT64_FORMAT, checkpoint_id);
+}
+
+bool
+sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest)
+{
+	Oid			types[2] = {INT8OID, cache.position_type};
+	Datum		values[2];
+	SPIPlanPtr	plan;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	SogPosition *first;
+	int			n;
+	Datum		posd;
+	bool		posnull;
+	Datum		digd;
+	uint64		pu;
+	uint64		fu;
+
+	plan = keep_plan(&cache.plan_receipt_lookup,
+					 "SELECT first_position, n, positions, digests FROM sog.receipt "
+					 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+					 "AND last_position OPERATOR(pg_catalog.>=) $2 "
+					 "ORDER BY last_position USING OPERATOR(pg_catalog.<) LIMIT 1",
+					 2, types);
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(pos);
+	exec_latest(plan, values, NULL, true, 1);
+	if (SPI_processed == 0)
+		return false;
+
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	first = DatumGetSogPositionP(SPI_getbinval(tup, desc, 1, &isnull));
+	if (sog_position_cmp(first, pos) > 0)
+		return false;			/* pos falls between two runs */
+	n = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	posd = SPI_getbinval(tup, desc, 3, &posnull);
+	digd = SPI_getbinval(tup, desc, 4, &isnull);
+
+	if (posnull)
+	{
+		/* dense run: index by arithmetic, read a 32-byte slice */
+		bytea	   *slice;
+
+		if (!sog_pos_to_uint64(SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos), &pu) ||
+			!sog_pos_to_uint64(SOG_POS_BYTES(first), SOG_POS_NBYTES(first), &fu) ||
+			pu < fu || pu - fu >= (uint64) n)
+			return false;
+		slice = DatumGetByteaPSlice(digd, (int32) ((pu - fu) * SOG_DIGEST_LEN), SOG_DIGEST_LEN);
+		if (VARSIZE_ANY_EXHDR(slice) != SOG_DIGEST_LEN)
+			elog(ERROR, "receipt run of checkpoint " INT64_FORMAT " is corrupt", checkpoint_id);
+		memcpy(digest, VARDATA_ANY(slice), SOG_DIGEST_LEN);
+		return true;
+	}
+	else
+	{
+		bytea	   *pb = DatumGetByteaPP(posd);
+		const uint8 *p = (const uint8 *) VARDATA_ANY(pb);
+		const uint8 *end = p + VARSIZE_ANY_EXHDR(pb);
+		int			i = 0;
+
+		while (p < end && i < n)
+		{
+			size_t		len = *p++;
+			int			c = sog_pos_compare(p, len, SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos));
+
+			if (c == 0)
+			{
+				bytea	   *slice = DatumGetByteaPSlice(digd, i * SOG_DIGEST_LEN, SOG_DIGEST_LEN);
+
+				memcpy(digest, VARDATA_ANY(slice), SOG_DIGEST_LEN);
+				return true;
+			}
+			if (c > 0)
+				break;
+			p += len;
+			i++;
+		}
+		return false;
+	}
+}
+
+/* ------------------------------------------------------- gaps and manifests */
+
+static void
+json_position(StringInfo buf, const SogPosition *p)
+{
+	if (p == NULL)
+		appendStringInfoString(buf, "null");
+	else
+		escape_json(buf, sog_position_to_cstring(p));
+}
+
+int64
+sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
+			   const SogPosition *from, const SogPosition *to)
+{
+	Oid			types[6] = {INT8OID, INT8OID, cache.position_type,
+	cache.position_type, TEXTOID, TEXTOID};
+	Datum		values[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	SPIPlanPtr	plan;
+	int64		gap_id;
+	bool		isnull;
+	StringInfoData payload;
+
+	plan = keep_plan(&cache.plan_gap_insert,
+					 "INSERT INTO sog.gap (checkpoint_id, generation, from_position, "
+					 "to_position, reason, verdict) "
+					 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict) RETURNING id",
+					 6, types);
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(cp->generation);
+	POS_ARG(from, 2);
+	POS_ARG(to, 3);
+	TEXT_ARG(reason, 4);
+	TEXT_ARG(sog_verdict_label(verdict), 5);
+	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "could not record gap of checkpoint " INT64_FORMAT, cp->id);
+	gap_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+
+	/* tell operators; delivered only if the transaction commits */
+	initStringInfo(&payload);
+	appendStringInfo(&payload, "{\"gap_id\": " INT64_FORMAT ", \"checkpoint_id\": " INT64_FORMAT ", \"consumer\": ",
+					 gap_id, cp->id);
+	escape_json(&payload, cp->consumer);
+	appendStringInfoString(&payload, ", \"stream\": ");
+	escape_json(&payload, cp->stream);
+	appendStringInfoString(&payload, ", \"partition\": ");
+	escape_json(&payload, cp->partition);
+	appendStringInfoString(&payload, ", \"reason\": ");
+	escape_json(&payload, reason);
+	appendStringInfoString(&payload, ", \"from_position\": ");
+	json_position(&payload, from);
+	appendStringInfoString(&payload, ", \"to_position\": ");
+	json_position(&payload, to);
+	appendStringInfoChar(&payload, '}');
+	Async_Notify("sog_gap", payload.data);
+	return gap_id;
+}
+
+int64
+sog_manifest_record(const SogCheckpoint *cp, const char *kind,
+					const SogPosition *source_cursor, const char *buffer_hash,
+					bool count_isnull, int64 count, const SogManifest *m,
+					int64 gap_id, const char *note)
+{
+	Oid			types[14] = {INT8OID, INT8OID, TEXTOID, TEXTOID,
+		cache.position_type, cache.position_type, TEXTOID, INT8OID,
+		TEXTOID, cache.position_type, NUMERICOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[14];
+	char		nulls[14];
+	SPIPlanPtr	plan;
+	bool		isnull;
+
+	memset(nulls, ' ', sizeof(nulls));
+	plan = keep_plan(&cache.plan_manifest_insert,
+					 "INSERT INTO sog.manifest_log (checkpoint_id, generation, kind, owner, "
+					 "source_cursor, applied_position, buffer_hash, buffered_count, "
+					 "verdict, resume_from, gap_size, manifest_digest, gap_id, note) "
+					 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::sog.verdict, $10, $11, "
+					 "$12, $13, $14) RETURNING id",
+					 14, types);
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(cp->generation);
+	TEXT_ARG(kind, 2);
+	TEXT_ARG(cp->owner, 3);
+	POS_ARG(source_cursor, 4);
+	POS_ARG(cp->applied_position, 5);
+	TEXT_ARG(buffer_hash, 6);
+	values[7] = Int64GetDatum(count);
+	nulls[7] = count_isnull ? 'n' : ' ';
+	TEXT_ARG(sog_verdict_label(m->verdict), 8);
+	POS_ARG(m->resume_from, 9);
+	values[10] = m->gap_size;
+	nulls[10] = m->gap_isnull ? 'n' : ' ';
+	TEXT_ARG(m->digest_isnull ? NULL : m->digest, 11);
+	values[12] = Int64GetDatum(gap_id);
+	nulls[12] = gap_id > 0 ? ' ' : 'n';
+	TEXT_ARG(note, 13);
+	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "could not log manifest of checkpoint " INT64_FORMAT, cp->id);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* --------------------------------------------------------- rarely used paths */
+
+/*
+ * Prepare, run on the newest snapshot (or the transaction's, if
+ * use_latest is false) and free a one-off plan.
+ */
+static int
+exec_once(const char *sql, int nargs, Oid *types, Datum *values,
+		  const char *nulls, bool read_only, bool use_latest)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+	int			rc;
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (use_latest)
+		rc = exec_latest(plan, values, nulls, read_only, 0);
+	else
+		rc = SPI_execute_plan(plan, values, nulls, read_only, 0);
+	if (rc < 0)
+		elog(ERROR, "SPI failed for \"%s\": %s", sql, SPI_result_code_string(rc));
+	SPI_freeplan(plan);
+	return rc;
+}
+
+int64
+sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(checkpoint_id)};
+	bool		isnull;
+	char	   *label;
+	int			i;
+
+	exec_once("SELECT id, verdict::text FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "ORDER BY id DESC LIMIT 1",
+			  1, types, values, NULL, true, true);
+	if (SPI_processed == 0)
+		return 0;
+	label = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	*verdict = SOG_VERDICT_FAIL_CLOSED;
+	for (i = SOG_VERDICT_ALIGNED; i <= SOG_VERDICT_FAIL_CLOSED; i++)
+		if (strcmp(label, sog_verdict_label((SogVerdict) i)) == 0)
+			*verdict = (SogVerdict) i;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_count_open(int64 checkpoint_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(checkpoint_id)};
+	bool		isnull;
+
+	exec_once("SELECT pg_catalog.count(*) FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			  1, types, values, NULL, true, true);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_checkpoint(int64 gap_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(gap_id)};
+	bool		isnull;
+
+	exec_once("SELECT checkpoint_id FROM sog.gap WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, true, true);
+	if (SPI_processed == 0)
+		return -1;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+bool
+sog_gap_resolve(int64 gap_id, const char *resolution, const char *note)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(gap_id);
+	TEXT_ARG(resolution, 1);
+	TEXT_ARG(note, 2);
+	exec_once("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
+			  "note = $3, resolved_by = CURRENT_USER "
+			  "WHERE id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			  3, types, values, nulls, false, true);
+	return SPI_processed == 1;
+}
+
+int64
+sog_gap_resolve_open(int64 checkpoint_id, const char *resolution, const char *note)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	TEXT_ARG(resolution, 1);
+	TEXT_ARG(note, 2);
+	exec_once("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
+			  "note = $3, resolved_by = CURRENT_USER "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			  3, types, values, nulls, false, true);
+	return (int64) SPI_processed;
+}
+
+/*
+ * Decode run tuple (first_position, n, positions, digests) of the current
+ * SPI result row i into a SogReceiptRun in the current memory context.
+ */
+static void
+decode_run(int row, SogReceiptRun *run)
+{
+	HeapTuple	tup = SPI_tuptable->vals[row];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+	bool		posnull;
+	SogPosition *first = DatumGetSogPositionP(SPI_getbinval(tup, desc, 1, &isnull));
+	int			n = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	Datum		posd = SPI_getbinval(tup, desc, 3, &posnull);
+	bytea	   *dig = DatumGetByteaPP(SPI_getbinval(tup, desc, 4, &isnull));
+	const uint8 *d = (const uint8 *) VARDATA_ANY(dig);
+	int			i;
+
+	if (VARSIZE_ANY_EXHDR(dig) != (Size) n * SOG_DIGEST_LEN)
+		elog(ERROR, "receipt run is corrupt: %d receipts, %zu digest bytes",
+			 n, (size_t) VARSIZE_ANY_EXHDR(dig));
+	sog_receipt_run_init(run, n);
+	if (posnull)
+	{
+		uint64		fu;
+
+		if (!sog_pos_to_uint64(SOG_POS_BYTES(first), SOG_POS_NBYTES(first), &fu))
+			elog(ERROR, "dense receipt run does not start at an integer");
+		for (i = 0; i < n; i++)
+		{
+			uint8_t		enc[SOG_POS_MAX_ENCODED];
+			size_t		len = sog_pos_from_uint64(fu + (uint64) i, enc);
+
+			sog_receipt_run_add(run, sog_position_from_encoding(enc, len),
+								d + (size_t) i * SOG_DIGEST_LEN);
+		}
+	}
+	else
+	{
+		bytea	   *pb = DatumGetByteaPP(posd);
+		const uint8 *p = (const uint8 *) VARDATA_ANY(pb);
+		const uint8 *end = p + VARSIZE_ANY_EXHDR(pb);
+
+		for (i = 0; i < n; i++)
+		{
+			size_t		len;
+
+			if (p >= end)
+				elog(ERROR, "receipt run is corrupt at receipt %d", i);
+			len = *p++;
+			if (len > (size_t) (end - p) || !sog_pos_encoding_valid(p, len))
+				elog(ERROR, "receipt run is corrupt at receipt %d", i);
+			sog_receipt_run_add(run, sog_position_from_encoding(p, len),
+								d + (size_t) i * SOG_DIGEST_LEN);
+			p += len;
+		}
+	}
+}
+
+int64
+sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
+{
+	Oid			types[2] = {INT8OID, cache.position_type};
+	Datum		values[2];
+	bool		isnull;
+	int64		dropped;
+	SogReceiptRun run;
+	SogReceiptRun kept;
+	int			i;
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(through);
+
+	/* whole runs at or below the horizon */
+	exec_once("WITH d AS (DELETE FROM sog.receipt "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND last_position OPERATOR(pg_catalog.<=) $2 RETURNING n) "
+			  "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d",
+			  2, types, values, NULL, false, true);
+	dropped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+
+	/* the one run that straddles it, if any: keep its upper part */
+	exec_once("DELETE FROM sog.receipt "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND first_position OPERATOR(pg_catalog.<=) $2 "
+			  "AND last_position OPERATOR(pg_catalog.>) $2 "
+			  "RETURNING first_position, n, positions, digests",
+			  2, types, values, NULL, false, true);
+	if (SPI_processed == 1)
+	{
+		decode_run(0, &run);
+		sog_receipt_run_init(&kept, run.n);
+		for (i = 0; i < run.n; i++)
+		{
+			if (sog_position_cmp(run.positions[i], through) <= 0)
+				dropped++;
+			else
+				sog_receipt_run_add(&kept, run.positions[i],
+									run.digests + (size_t) i * SOG_DIGEST_LEN);
+		}
+		sog_receipt_run_store(checkpoint_id, &kept);
+	}
+	return dropped;
+}
+
+void
+sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
+				 const SogPosition *to, SogReceiptEmit emit, void *arg)
+{
+	Oid			types[3] = {INT8OID, cache.position_type, cache.position_type};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	uint64		nrows;
+	uint64		r;
+	SPITupleTable *tt;
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	POS_ARG(from, 1);
+	POS_ARG(to, 2);
+	exec_once("SELECT first_position, n, positions, digests FROM sog.receipt "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
+			  "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
+			  "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
+			  3, types, values, nulls, true, false);
+	nrows = SPI_processed;
+	tt = SPI_tuptable;
+	for (r = 0; r < nrows; r++)
+	{
+		SogReceiptRun run;
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_tuptable = tt;
+		decode_run((int) r, &run);
+		for (i = 0; i < run.n; i++)
+		{
+			if (from && sog_position_cmp(run.positions[i], from) < 0)
+				continue;
+			if (to && sog_position_cmp(run.positions[i], to) > 0)
+				break;
+			emit(arg, run.positions[i], run.digests + (size_t) i * SOG_DIGEST_LEN);
+		}
+	}
+}

@@ -1,0 +1,143 @@
+/*-------------------------------------------------------------------------
+ *
+ * store.h
+ *	  The checkpoint/receipt store: locking and writing sog.checkpoint rows,
+ *	  packed receipt runs, gap rows and the manifest log.
+ *
+ * See store.c for the locking rules.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SOG_STORE_H
+#define SOG_STORE_H
+
+#include "postgres.h"
+
+#include "halt.h"
+#include "position.h"
+#include "sog.h"
+
+typedef enum SogState
+{
+	SOG_STATE_RUNNING,
+	SOG_STATE_REPLAYING,
+	SOG_STATE_FAILED_CLOSED
+} SogState;
+
+/* One sog.checkpoint row, as read under its row lock. */
+typedef struct SogCheckpoint
+{
+	int64		id;
+	char	   *consumer;
+	char	   *stream;
+	char	   *partition;
+	bool		telemetry;		/* criticality = 'telemetry' */
+	char	   *provider;		/* NULL if unset (likewise below) */
+	char	   *query_scope;
+	char	   *source_identity;
+	int64		generation;
+	char	   *owner;
+	char	   *provider_token;
+	SogPosition *source_cursor;
+	SogPosition *read_base;
+	char	   *read_hash;
+	bool		read_count_isnull;
+	int64		read_count;
+	SogPosition *applied_position;
+	SogPosition *prune_horizon;
+	SogState	state;
+	TimestampTz updated_at;
+} SogCheckpoint;
+
+/* A run of receipts being built by one apply call (in memory). */
+typedef struct SogReceiptRun
+{
+	int			n;				/* receipts in the run */
+	int			cap;
+	uint8	   *digests;		/* n x 32 bytes */
+	SogPosition **positions;	/* n positions */
+	bool		dense;			/* consecutive one-component integers so far */
+	uint64		first_u64;		/* valid while dense */
+} SogReceiptRun;
+
+extern const char *sog_state_label(SogState s);
+
+/*
+ * Every function below that touches the tables runs inside an SPI
+ * connection opened by the caller (sog_store_begin/sog_store_end), except
+ * sog_checkpoint_lock, which uses the table access method directly.
+ */
+extern void sog_store_begin(void);
+extern void sog_store_end(void);
+
+/*
+ * Find checkpoint id, lock its newest row version (waiting for any
+ * transaction that holds it) and read it into *cp, allocated in the current
+ * memory context.  Raises 22023 for an unknown id.
+ */
+extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp);
+
+/* Raise SG001 unless generation is the checkpoint's current one. */
+extern void sog_check_generation(const SogCheckpoint *cp, int64 generation,
+								 const char *action);
+
+/* Write back every mutable column of *cp (the row must be locked). */
+extern void sog_checkpoint_write(const SogCheckpoint *cp);
+
+/* Receipts */
+extern void sog_receipt_run_init(SogReceiptRun *run, int expected);
+extern void sog_receipt_run_add(SogReceiptRun *run, SogPosition *pos,
+								const uint8 *digest);
+extern bool sog_receipt_run_find(const SogReceiptRun *run,
+								 const SogPosition *pos, uint8 *digest);
+extern void sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run);
+
+/*
+ * Look up the stored receipt of pos; true and its digest if there is one.
+ * Reads the newest committed data, not the transaction snapshot (the caller
+ * holds the checkpoint lock, so no receipt of this checkpoint is in flight).
+ */
+extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
+							   uint8 *digest);
+
+/* Gaps and manifests; both return the new row's id. */
+extern int64 sog_gap_record(const SogCheckpoint *cp, const char *reason,
+							SogVerdict verdict, const SogPosition *from,
+							const SogPosition *to);
+extern int64 sog_manifest_record(const SogCheckpoint *cp, const char *kind,
+								 const SogPosition *source_cursor,
+								 const char *buffer_hash, bool count_isnull,
+								 int64 count, const SogManifest *m,
+								 int64 gap_id, const char *note);
+
+
+
+/* Rarely used queries of the store (not kept as plans). */
+
+/* Newest open gap of a checkpoint: its id (0 if none) and verdict. */
+extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
+
+/* Number of open gaps of a checkpoint. */
+extern int64 sog_gap_count_open(int64 checkpoint_id);
+
+/* Checkpoint of a gap, or -1 if there is no such gap. */
+extern int64 sog_gap_checkpoint(int64 gap_id);
+
+/* Resolve one gap; false if it was already resolved. */
+extern bool sog_gap_resolve(int64 gap_id, const char *resolution, const char *note);
+
+/* Mark every open gap of a checkpoint resolved; returns how many. */
+extern int64 sog_gap_resolve_open(int64 checkpoint_id, const char *resolution,
+								  const char *note);
+
+/* Drop receipts at or below through; returns how many receipts. */
+extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
+
+/*
+ * Receipts of a checkpoint in position order within [from, to] (NULL: no
+ * bound), on the transaction snapshot; calls emit for each.
+ */
+typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest);
+extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
+							 const SogPosition *to, SogReceiptEmit emit, void *arg);
+#endif							/* SOG_STORE_H */
