@@ -157,6 +157,9 @@ COMMENT ON AGGREGATE sog.min(sog.position) IS 'least position';
 CREATE FUNCTION sog.position(bigint) RETURNS sog.position
 	AS 'MODULE_PATHNAME', 'sog_position_from_int8'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION sog.position(integer) RETURNS sog.position
+	AS 'MODULE_PATHNAME', 'sog_position_from_int4'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION sog.position(numeric) RETURNS sog.position
 	AS 'MODULE_PATHNAME', 'sog_position_from_numeric'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
@@ -167,11 +170,13 @@ CREATE FUNCTION sog.position_to_numeric(sog.position) RETURNS numeric
 	AS 'MODULE_PATHNAME', 'sog_position_to_numeric'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION sog.position(bigint) IS 'one-component position from a non-negative bigint';
+COMMENT ON FUNCTION sog.position(integer) IS 'one-component position from a non-negative integer';
 COMMENT ON FUNCTION sog.position(numeric) IS 'one-component position from a non-negative integral numeric';
 COMMENT ON FUNCTION sog.position(pg_lsn) IS 'one-component position from a WAL location (its 64-bit value)';
 COMMENT ON FUNCTION sog.position_to_numeric(sog.position) IS 'numeric value of a one-component position';
 
 CREATE CAST (bigint AS sog.position) WITH FUNCTION sog.position(bigint) AS ASSIGNMENT;
+CREATE CAST (integer AS sog.position) WITH FUNCTION sog.position(integer) AS ASSIGNMENT;
 CREATE CAST (numeric AS sog.position) WITH FUNCTION sog.position(numeric) AS ASSIGNMENT;
 CREATE CAST (pg_lsn AS sog.position) WITH FUNCTION sog.position(pg_lsn);
 CREATE CAST (sog.position AS numeric) WITH FUNCTION sog.position_to_numeric(sog.position);

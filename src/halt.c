@@ -312,7 +312,7 @@ sog_verify_resume(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("manifest must not be NULL"),
-				 errdetail("verify_resume needs the manifest of a halt or claim."),
+				 errdetail("A resume can only be judged against the manifest of a halt or a claim."),
 				 errhint("Pass the result of sog.evaluate_halt(), sog.halt() or the fields of sog.claim().")));
 	mtup = PG_GETARG_HEAPTUPLEHEADER(0);
 

@@ -259,6 +259,12 @@ sog_buffer_hash_array(PG_FUNCTION_ARGS)
 	char		hex[2 * SOG_DIGEST_LEN + 1];
 	int			i;
 
+	if (ARR_NDIM(parr) > 1 || ARR_NDIM(darr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("positions and payload digests must be one-dimensional arrays"),
+				 errdetail("The arrays have %d and %d dimensions.", ARR_NDIM(parr), ARR_NDIM(darr)),
+				 errhint("Pass one flat array of positions and one of digests.")));
 	get_typlenbyvalalign(ARR_ELEMTYPE(parr), &typlen, &typbyval, &typalign);
 	deconstruct_array(parr, ARR_ELEMTYPE(parr), typlen, typbyval, typalign,
 					  &pos, &pnull, &np);

@@ -74,7 +74,8 @@ sog_position_from_encoding(const uint8_t *enc, size_t len)
  * through escontext (soft error on 16+) and returns NULL.
  */
 static SogPosition *
-position_parse(const char *str, size_t len, const char *shown, Node *escontext)
+position_parse(const char *str, size_t len, const char *shown, int sqlstate,
+			   Node *escontext)
 {
 	uint8_t		enc[SOG_POS_MAX_ENCODED];
 	size_t		enclen;
@@ -84,7 +85,7 @@ position_parse(const char *str, size_t len, const char *shown, Node *escontext)
 	if (err != SOG_POS_OK)
 	{
 		SOG_INPUT_ERROR(escontext,
-						(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+						(errcode(sqlstate),
 						 errmsg("invalid input syntax for type %s: \"%s\"",
 								"position", shown),
 						 errdetail("%s", parse_error_detail(err)),
@@ -97,7 +98,8 @@ position_parse(const char *str, size_t len, const char *shown, Node *escontext)
 SogPosition *
 sog_position_from_cstring(const char *str)
 {
-	return position_parse(str, strlen(str), str, NULL);
+	return position_parse(str, strlen(str), str,
+						  ERRCODE_INVALID_TEXT_REPRESENTATION, NULL);
 }
 
 char *
@@ -179,7 +181,8 @@ sog_position_in(PG_FUNCTION_ARGS)
 	char	   *str = PG_GETARG_CSTRING(0);
 	SogPosition *p;
 
-	p = position_parse(str, strlen(str), str, SOG_ESCONTEXT(fcinfo));
+	p = position_parse(str, strlen(str), str,
+					   ERRCODE_INVALID_TEXT_REPRESENTATION, SOG_ESCONTEXT(fcinfo));
 	if (p == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_SOG_POSITION_P(p);
@@ -221,7 +224,9 @@ sog_position_recv(PG_FUNCTION_ARGS)
 	for (i = 0; i < Min(len, 200); i++)
 		shown[i] = (str[i] >= 0x20 && str[i] < 0x7f) ? str[i] : '?';
 	shown[i] = '\0';
-	PG_RETURN_SOG_POSITION_P(position_parse(str, (size_t) len, shown, NULL));
+	PG_RETURN_SOG_POSITION_P(position_parse(str, (size_t) len, shown,
+											ERRCODE_INVALID_BINARY_REPRESENTATION,
+											NULL));
 }
 
 /* SQL function: sog.position_send(sog.position) -> bytea */
@@ -402,6 +407,15 @@ sog_position_from_int8(PG_FUNCTION_ARGS)
 				 errhint("Positions are non-negative integers.")));
 	len = sog_pos_from_uint64((uint64_t) v, enc);
 	PG_RETURN_SOG_POSITION_P(sog_position_from_encoding(enc, len));
+}
+
+/* SQL function: sog.position(integer) -> sog.position */
+PG_FUNCTION_INFO_V1(sog_position_from_int4);
+Datum
+sog_position_from_int4(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall1(sog_position_from_int8,
+							   Int64GetDatum((int64) PG_GETARG_INT32(0)));
 }
 
 /* SQL function: sog.position(pg_lsn) -> sog.position */

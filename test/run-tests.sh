@@ -1,0 +1,421 @@
+#!/usr/bin/env bash
+#
+# test/run-tests.sh: the whole test suite on a throwaway server; what
+# `make test` (and so .ci/run) runs.
+#
+#  1. installs missing Debian packages (test/install-deps.sh);
+#  2. copies the working tree (without .git and build or test output) to a
+#     fresh temp dir, builds it there with -Werror and assertions, and
+#     installs it into the system's PostgreSQL 15 (root, or sudo);
+#  3. starts a private cluster in the temp dir (unix socket only, no TCP);
+#  4. runs the suites, each through PGXS's `make installcheck`, one at a time
+#     so that a failing one does not hide the next: pg_regress (REGRESS),
+#     isolation (ISOLATION), TAP (prove on t/*.pl, which start their own
+#     clusters), and finally the fuzzer (test/fuzz.sh), whose corpus is then
+#     fed to the server as sog.position text;
+#  5. prints the diffs and logs of what failed, and ends with the line
+#     `make test: N passed, M failed` counting the suites.
+#
+# initdb and postgres refuse to run as root, so as root every server-side
+# step runs as the `postgres` OS user (runuser), in the temp dir it owns.
+# As another user, everything runs as that user and installs go through sudo.
+#
+# Environment:
+#   SOG_TEST_PORT  port of the throwaway server (default: first free of
+#                  54390-54399; it only names the socket, no TCP listener)
+#   SKIP_FUZZ=1    skip the fuzzer and the corpus feed
+#   FUZZ_SECONDS   how long to fuzz (default 60)
+#   KEEP_TMP=1     keep the temp dir (cluster data, logs, results) for a look
+#   PG_MAJOR       PostgreSQL major version to test against (default 15;
+#                  test/install-deps.sh installs 15's packages only)
+# Make variables given to `make test` (e.g. `make test REGRESS=position`)
+# reach the inner `make installcheck` through MAKEFLAGS as usual.
+
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+srcdir=$(pwd)
+
+PG_MAJOR=${PG_MAJOR:-15}
+SKIP_FUZZ=${SKIP_FUZZ:-0}
+KEEP_TMP=${KEEP_TMP:-0}
+export FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+
+# --- helpers ---------------------------------------------------------------
+
+say() { printf '\n=== %s\n' "$*"; }
+
+passed=0
+failed=0
+summary=()
+suite_result() {		# suite_result NAME passed|failed|skipped [why]
+	local line="$1: $2${3:+ ($3)}"
+	summary+=("$line")
+	case $2 in
+		passed) passed=$((passed + 1)) ;;
+		failed) failed=$((failed + 1)) ;;
+	esac
+	echo "$line"
+}
+
+# Print a file, at most $2 lines of it (default 2000), under a heading.
+show() {
+	local f=$1 max=${2:-2000} n
+	[ -s "$f" ] || return 0
+	n=$(wc -l <"$f")
+	echo "----- $f ($n lines) -----"
+	head -n "$max" "$f"
+	if [ "$n" -gt "$max" ]; then
+		echo "----- ($((n - max)) more lines; KEEP_TMP=1 keeps the file) -----"
+	fi
+}
+
+if [ "$(id -u)" -eq 0 ]; then
+	as_root() { "$@"; }
+else
+	as_root() { sudo "$@"; }
+fi
+
+# --- 1. dependencies ----------------------------------------------------------
+
+say "dependencies"
+bash test/install-deps.sh
+
+# The real PostgreSQL bindir first in PATH, for us and for everything we start
+# (some machines put their own initdb in /usr/local/bin).
+pgbin=/usr/lib/postgresql/$PG_MAJOR/bin
+if [ ! -x "$pgbin/pg_config" ]; then
+	echo "run-tests: $pgbin/pg_config not found; is postgresql-server-dev-$PG_MAJOR installed?" >&2
+	exit 1
+fi
+pgbin=$("$pgbin/pg_config" --bindir)
+export PATH="$pgbin:$PATH"
+PG_CONFIG=$pgbin/pg_config
+makeopts=(with_llvm=no "PG_CONFIG=$PG_CONFIG")
+
+# Pick the port: the first of 54390..54399 with neither a TCP listener nor a
+# socket in /tmp, unless SOG_TEST_PORT says which.
+port_in_use() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	[ -e "/tmp/.s.PGSQL.$1" ] && return 0
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+		awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }'
+}
+if [ -n "${SOG_TEST_PORT:-}" ]; then
+	port=$SOG_TEST_PORT
+else
+	port=
+	for p in $(seq 54390 54399); do
+		if ! port_in_use "$p"; then
+			port=$p
+			break
+		fi
+	done
+	port=${port:-54390}
+fi
+
+# --- the temp dir, and cleanup ------------------------------------------------
+
+tmp=$(mktemp -d /tmp/sog-test.XXXXXX)
+tree=$tmp/src					# the copy of the working tree we build and test
+data=$tmp/data
+sock=$tmp/sock
+serverlog=$tmp/server.log
+server_up=0
+
+# Run a command as the server's OS user, with the test environment.
+as_pg() {
+	local envs=(PATH="$PATH" PGHOST="$sock" PGPORT="$port" PGUSER=postgres
+		PGDATABASE=postgres TMPDIR="$tmp/tmp")
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- env HOME="$tmp" "${envs[@]}" "$@"
+	else
+		env "${envs[@]}" "$@"
+	fi
+}
+
+cleanup() {
+	local rc=$?
+	if [ -f "$data/postmaster.pid" ]; then
+		as_pg pg_ctl -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	if [ "$KEEP_TMP" != 1 ]; then
+		rm -rf "$tmp"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- 2. build and install -------------------------------------------------------
+
+say "build (copy of the working tree in $tree)"
+if [ "$KEEP_TMP" = 1 ]; then
+	echo "run-tests: KEEP_TMP=1, $tmp stays after the run (server log: $serverlog)"
+fi
+mkdir -p "$tree" "$sock" "$tmp/tmp" "$tmp/fuzz-inputs"
+# A fresh copy, so that stale objects of an earlier build without -Werror
+# cannot hide warnings, and test output never lands in the working tree.
+tar -C "$srcdir" -cf - \
+	--exclude=./.git --exclude=./results --exclude=./tmp_check \
+	--exclude=./output_iso --exclude=./log --exclude=./regression.diffs \
+	--exclude=./regression.out --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+	--exclude=./test/fuzz/corpus --exclude=./test/fuzz/position_fuzz . |
+	tar -C "$tree" -xf -
+
+# -DUSE_ASSERT_CHECKING: Debian's server is built without assertions, but
+# Assert() in our own code still works: it calls ExceptionalCondition(),
+# which the server exports in every build (checked on Debian's 15: the module
+# links, loads, and a failing Assert aborts the backend with a TRAP line).
+built=0
+if make -C "$tree" "${makeopts[@]}" \
+	PG_CFLAGS="-Wall -Wextra -Werror -Wno-unused-parameter -DUSE_ASSERT_CHECKING" &&
+	as_root make -C "$tree" "${makeopts[@]}" install; then
+	built=1
+else
+	echo "run-tests: the build or install failed (see above)"
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+	chown -R postgres: "$tmp"
+fi
+
+# --- 3. the throwaway cluster -----------------------------------------------------
+
+# initdb and start a server that listens only on a socket in the temp dir.
+start_cluster() {
+	as_pg initdb -D "$data" -A trust -U postgres --locale=C -E UTF8 >"$tmp/initdb.log" 2>&1 || return 1
+	as_pg pg_ctl -D "$data" -l "$serverlog" -w \
+		-o "-c port=$port -c listen_addresses='' -c unix_socket_directories='$sock'" \
+		start >/dev/null || return 1
+	server_up=1
+}
+
+no_server="the build failed"
+if [ "$built" = 1 ]; then
+	say "cluster (port $port, socket in $sock)"
+	if start_cluster; then
+		echo "server up: $(as_pg psql -X -At -c 'SELECT version()')"
+	else
+		no_server="the cluster did not start"
+		echo "run-tests: $no_server"
+		show "$tmp/initdb.log" 50
+		show "$serverlog" 50
+	fi
+fi
+
+# --- 4. the suites ------------------------------------------------------------------
+
+# What the Makefile (and any make variables given to `make test`) set.
+makevar() {
+	make -s --no-print-directory -C "$tree" -f Makefile -f - "${makeopts[@]}" \
+		"print-$1" <<'EOF'
+print-%:
+	@echo '$($*)'
+EOF
+}
+
+# One suite: installcheck with the two other kinds switched off.
+installcheck() {
+	as_pg make -C "$tree" --no-print-directory "${makeopts[@]}" installcheck "$@"
+}
+
+# pg_regress stops at the first test without an expected file; show what
+# such tests printed, so that whoever writes them can review and adopt it.
+missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
+	local t
+	for t in $2; do
+		if [ ! -f "$tree/expected/$t.out" ] && [ -f "$1/$t.out" ]; then
+			echo "run-tests: expected/$t.out does not exist; what the test printed:"
+			show "$1/$t.out" 300
+		fi
+	done
+}
+
+say "regress"
+regress_tests=$(makevar REGRESS 2>/dev/null || true)
+if [ "$server_up" != 1 ]; then
+	suite_result regress failed "not run: $no_server"
+elif [ -z "${regress_tests// /}" ]; then
+	suite_result regress skipped "REGRESS is empty"
+elif installcheck ISOLATION= TAP_TESTS=; then
+	suite_result regress passed
+else
+	show "$tree/regression.diffs"
+	missing_expected "$tree/results" "$regress_tests"
+	suite_result regress failed
+fi
+
+say "isolation"
+isolation_tests=$(makevar ISOLATION 2>/dev/null || true)
+if [ "$server_up" != 1 ]; then
+	suite_result isolation failed "not run: $no_server"
+elif [ -z "${isolation_tests// /}" ]; then
+	suite_result isolation skipped "ISOLATION is empty"
+elif installcheck REGRESS= TAP_TESTS=; then
+	suite_result isolation passed
+else
+	show "$tree/output_iso/regression.diffs"
+	missing_expected "$tree/output_iso/results" "$isolation_tests"
+	suite_result isolation failed
+fi
+
+say "tap"
+tap_enabled=$(makevar TAP_TESTS 2>/dev/null || true)
+if [ "$built" != 1 ]; then
+	suite_result tap failed "not run: the build failed"
+elif [ -z "$tap_enabled" ]; then
+	suite_result tap skipped "TAP_TESTS is not set"
+elif ! compgen -G "$tree/t/*.pl" >/dev/null; then
+	suite_result tap skipped "no t/*.pl"
+elif installcheck REGRESS= ISOLATION=; then
+	suite_result tap passed
+else
+	for f in "$tree"/tmp_check/log/*; do
+		[ -f "$f" ] || continue
+		echo "----- tail of $f -----"
+		tail -n 60 "$f"
+	done
+	suite_result tap failed
+fi
+
+# The fuzzer, then its corpus through the server's input function.  A
+# corpus input that is valid UTF-8 without a NUL byte (what text can hold)
+# must either be accepted, with the canonical text a reference in SQL
+# computes, or be rejected with 22P02; any other error, a disagreement, or
+# a crashed backend fails the suite.
+feed_corpus() {
+	local out
+	cp -r "$srcdir/test/fuzz/corpus/." "$srcdir/test/fuzz/seeds/." "$tmp/fuzz-inputs/"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown -R postgres: "$tmp/fuzz-inputs"
+	fi
+	as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_fuzz' || return 1
+	out=$(as_pg psql -X -q -At -F ' ' -v ON_ERROR_STOP=1 -d sog_fuzz \
+		-v dir="$tmp/fuzz-inputs" <<'EOF'
+CREATE EXTENSION stream_offset_guard;
+SELECT set_config('sog_test.dir', :'dir', false) \gset
+CREATE TEMP TABLE fuzz_result (accepted int, rejected int, skipped int, failed int);
+DO $$
+DECLARE
+	dir text := current_setting('sog_test.dir');
+	ws text := ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13);
+	f text;
+	raw bytea;
+	txt text;
+	trimmed text;
+	ref_ok boolean;
+	ref_canon text;
+	canon text;
+	n_acc int := 0;
+	n_rej int := 0;
+	n_skip int := 0;
+	n_fail int := 0;
+BEGIN
+	FOR f IN SELECT d FROM pg_catalog.pg_ls_dir(dir) AS d ORDER BY d LOOP
+		raw := pg_catalog.pg_read_binary_file(dir || '/' || f);
+		IF position('\x00'::bytea IN raw) > 0 THEN
+			n_skip := n_skip + 1;
+			CONTINUE;
+		END IF;
+		BEGIN
+			txt := pg_catalog.convert_from(raw, 'UTF8');
+		EXCEPTION WHEN character_not_in_repertoire THEN
+			n_skip := n_skip + 1;
+			CONTINUE;
+		END;
+
+		-- the contract's grammar, independently of the C code
+		trimmed := pg_catalog.btrim(txt, ws);
+		ref_ok := trimmed ~ '^[0-9]+(-[0-9]+){0,7}$'
+			AND NOT EXISTS (SELECT FROM pg_catalog.unnest(pg_catalog.string_to_array(trimmed, '-')) AS c
+							WHERE pg_catalog.length(pg_catalog.ltrim(c, '0')) > 160);
+		ref_canon := NULL;
+		IF ref_ok THEN
+			SELECT pg_catalog.string_agg(COALESCE(NULLIF(pg_catalog.ltrim(c, '0'), ''), '0'), '-' ORDER BY i)
+			  INTO ref_canon
+			  FROM pg_catalog.unnest(pg_catalog.string_to_array(trimmed, '-')) WITH ORDINALITY AS u(c, i);
+		END IF;
+
+		BEGIN
+			canon := CAST(CAST(txt AS sog.position) AS text);
+			n_acc := n_acc + 1;
+			IF NOT ref_ok OR canon IS DISTINCT FROM ref_canon THEN
+				n_fail := n_fail + 1;
+				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %) was accepted as "%", but the contract says %',
+					f, pg_catalog.encode(raw, 'hex'), canon,
+					CASE WHEN ref_ok THEN '"' || ref_canon || '"' ELSE 'it is invalid' END; END IF;
+			ELSIF CAST(canon AS sog.position) OPERATOR(pg_catalog.<>) CAST(txt AS sog.position) THEN
+				n_fail := n_fail + 1;
+				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %): its canonical text is a different position',
+					f, pg_catalog.encode(raw, 'hex'); END IF;
+			END IF;
+		EXCEPTION
+			WHEN invalid_text_representation THEN
+				n_rej := n_rej + 1;
+				IF ref_ok THEN
+					n_fail := n_fail + 1;
+					IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %) was rejected, but the contract accepts it as "%"',
+						f, pg_catalog.encode(raw, 'hex'), ref_canon; END IF;
+				END IF;
+			WHEN OTHERS THEN
+				n_fail := n_fail + 1;
+				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %): unexpected error %: %',
+					f, pg_catalog.encode(raw, 'hex'), SQLSTATE, SQLERRM; END IF;
+		END;
+	END LOOP;
+	INSERT INTO fuzz_result VALUES (n_acc, n_rej, n_skip, n_fail);
+END
+$$;
+SELECT accepted, rejected, skipped, failed FROM fuzz_result;
+EOF
+	) || return 1
+	local acc rej skip bad
+	read -r acc rej skip bad <<<"$out"
+	echo "fuzz: fed $((acc + rej)) corpus inputs to the server as sog.position: $acc accepted, $rej rejected with 22P02, $bad wrong; $skip skipped (not UTF-8 text or a NUL byte)"
+	[ "$bad" = 0 ]
+}
+
+# The server answers, and its log, from byte $1 on (default: all of it),
+# shows no crashed backend and no failed assertion.
+server_healthy() {
+	local from=${1:-0} ok=0
+	as_pg psql -X -At -c 'SELECT 1' >/dev/null || { echo "run-tests: the server does not answer"; ok=1; }
+	if tail -c +"$((from + 1))" "$serverlog" | grep -E 'terminated by signal|TRAP:'; then
+		echo "run-tests: a backend crashed (lines above, from $serverlog)"
+		ok=1
+	fi
+	return $ok
+}
+
+say "fuzz"
+if [ "$SKIP_FUZZ" = 1 ]; then
+	suite_result fuzz skipped "SKIP_FUZZ=1"
+elif ! bash test/fuzz.sh; then
+	suite_result fuzz failed
+elif [ "$server_up" != 1 ]; then
+	suite_result fuzz failed "the fuzzer passed, but the corpus feed did not run: $no_server"
+else
+	logstart=$(stat -c %s "$serverlog")
+	if feed_corpus && server_healthy "$logstart"; then
+		suite_result fuzz passed
+	else
+		show "$serverlog" 200
+		suite_result fuzz failed
+	fi
+fi
+
+# A backend that crashed at any point fails the run, even where the suite
+# that made it crash did not notice.
+if [ "$server_up" = 1 ] && ! server_healthy >/dev/null; then
+	server_healthy || true
+	suite_result server failed "a backend crashed or the server is down"
+fi
+
+# --- 5. summary -------------------------------------------------------------------
+
+say "summary"
+printf '%s\n' "${summary[@]}"
+echo "make test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
