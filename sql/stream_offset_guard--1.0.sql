@@ -304,8 +304,8 @@ CREATE TABLE sog.receipt (
 	digests bytea NOT NULL,
 	CONSTRAINT receipt_pkey PRIMARY KEY (checkpoint_id, last_position)
 );
-ALTER TABLE sog.receipt ALTER COLUMN positions SET STORAGE EXTERNAL,
-	ALTER COLUMN digests SET STORAGE EXTERNAL;
+ALTER TABLE sog.receipt ALTER COLUMN positions SET STORAGE PLAIN,
+	ALTER COLUMN digests SET STORAGE PLAIN;
 COMMENT ON TABLE sog.receipt IS
 	'receipts packed in runs: n payload digests for first_position..last_position; read them with sog.receipts()';
 COMMENT ON COLUMN sog.receipt.positions IS
@@ -574,3 +574,46 @@ REVOKE ALL ON FUNCTION
 	sog.prune_receipts(bigint, sog.position),
 	sog.checkpoint_guard()
 FROM PUBLIC;
+
+------------------------------------------------------------------------------
+-- 9. Privileges
+------------------------------------------------------------------------------
+
+CREATE FUNCTION sog.grant_consumer(role regrole) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	EXECUTE format('GRANT EXECUTE ON FUNCTION '
+		'sog.register(text, text, text, text, text, text, text), '
+		'sog.claim(bigint, text, text), '
+		'sog.note_read(bigint, bigint, sog.position, text, bigint), '
+		'sog.apply(bigint, bigint, sog.position, bytea), '
+		'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
+		'sog.halt(bigint, bigint, sog.position, text, bigint), '
+		'sog.verify_gap(bigint, bigint, text), '
+		'sog.skip_gap(bigint, bigint, text), '
+		'sog.commit_page(bigint, bigint, text, text), '
+		'sog.receipts(bigint, sog.position, sog.position) TO %s', role);
+	EXECUTE format('GRANT SELECT ON sog.status TO %s', role);
+END
+$$;
+COMMENT ON FUNCTION sog.grant_consumer(regrole) IS
+	'let a role run a consumer (register, claim, apply, halt, ...); extension owner only';
+
+CREATE FUNCTION sog.grant_operator(role regrole) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	EXECUTE format('GRANT EXECUTE ON FUNCTION '
+		'sog.receipts(bigint, sog.position, sog.position), '
+		'sog.resolve_gap(bigint, text, text), '
+		'sog.prune_receipts(bigint, sog.position) TO %s', role);
+	EXECUTE format('GRANT SELECT ON sog.status, sog.unresolved_gaps TO %s', role);
+END
+$$;
+COMMENT ON FUNCTION sog.grant_operator(regrole) IS
+	'let a role watch and repair (views, receipts, resolve_gap, prune_receipts); extension owner only';
+
+REVOKE ALL ON FUNCTION sog.grant_consumer(regrole), sog.grant_operator(regrole) FROM PUBLIC;

@@ -155,10 +155,12 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 			 bool *result)
 {
 	SogReceiptRun run;
+	SogReceiptRun probe;
 	SogPosition *applied = cp->applied_position;
 	int			i;
 
 	sog_receipt_run_init(&run, n);
+	sog_receipt_run_init(&probe, 1);
 	for (i = 0; i < n; i++)
 	{
 		uint8		have[SOG_DIGEST_LEN];
@@ -176,7 +178,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 
 		/* at or below applied: a duplicate, a conflict or out of order */
 		if (sog_receipt_run_find(&run, pos[i], have) ||
-			sog_receipt_lookup(cp->id, pos[i], have))
+			sog_receipt_lookup(cp->id, pos[i], have, &probe))
 		{
 			if (memcmp(have, dig[i], SOG_DIGEST_LEN) != 0)
 			{

@@ -42,11 +42,13 @@
  * overlap (receipts are only written above applied_position, which only
  * grows), so the run holding a position is the first run whose
  * last_position is at or above it: one probe of the primary key
- * (checkpoint_id, last_position).  A batch of 1000 events costs one heap
- * row, one index entry and about 32 KB of digests stored out of line
- * uncompressed (digests do not compress), instead of 1000 rows and 1000
- * index entries.  Dense runs are read with a 32-byte slice, so checking a
- * duplicate does not detoast the whole run.
+ * (checkpoint_id, last_position).  A run longer than fits in a heap page is
+ * split into rows of at most 6400 bytes of digests and positions (200
+ * receipts of a dense run), kept inline (STORAGE PLAIN: no TOAST table, no
+ * compression attempt on digests that do not compress).  A batch of 1000
+ * events thus costs 5 heap rows and 5 index entries instead of 1000 of
+ * each.  A replayed batch decodes a fetched row once and answers the
+ * following duplicates from it.
  *
  * SPI plans are prepared once per backend and kept; they are re-prepared if
  * the extension was dropped and created again (the OID of sog.checkpoint
@@ -128,6 +130,8 @@ static struct
 	SPIPlanPtr	plan_gap_insert;
 	SPIPlanPtr	plan_manifest_insert;
 } cache;
+
+static void decode_run(int row, SogReceiptRun *run);
 
 const char *
 sog_state_label(SogState s)
@@ -507,28 +511,29 @@ make_bytea(const void *data, size_t len)
 	return b;
 }
 
-void
-sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
+/*
+ * Store one chunk run->positions[lo..hi) as a row of sog.receipt.
+ */
+static void
+store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
+			bool dense)
 {
 	Oid			types[6] = {INT8OID, cache.position_type, cache.position_type,
 	INT4OID, BYTEAOID, BYTEAOID};
 	Datum		values[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	SPIPlanPtr	plan;
-	int			rc;
 
-	if (run->n == 0)
-		return;
 	plan = keep_plan(&cache.plan_receipt_insert,
 					 "INSERT INTO sog.receipt (checkpoint_id, first_position, "
 					 "last_position, n, positions, digests) "
 					 "VALUES ($1, $2, $3, $4, $5, $6)",
 					 6, types);
 	values[0] = Int64GetDatum(checkpoint_id);
-	values[1] = PointerGetDatum(run->positions[0]);
-	values[2] = PointerGetDatum(run->positions[run->n - 1]);
-	values[3] = Int32GetDatum(run->n);
-	if (run->dense)
+	values[1] = PointerGetDatum(run->positions[lo]);
+	values[2] = PointerGetDatum(run->positions[hi - 1]);
+	values[3] = Int32GetDatum(hi - lo);
+	if (dense)
 		nulls[4] = 'n';
 	else
 	{
@@ -536,7 +541,7 @@ sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 		int			i;
 
 		initStringInfo(&buf);
-		for (i = 0; i < run->n; i++)
+		for (i = lo; i < hi; i++)
 		{
 			size_t		len = SOG_POS_NBYTES(run->positions[i]);
 
@@ -545,28 +550,58 @@ sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 		}
 		values[4] = PointerGetDatum(make_bytea(buf.data, buf.len));
 	}
-	values[5] = PointerGetDatum(make_bytea(run->digests, (size_t) run->n * SOG_DIGEST_LEN));
-	rc = exec_latest(plan, values, nulls, false, 0);
-	if (rc != SPI_OK_INSERT)
+	values[5] = PointerGetDatum(make_bytea(run->digests + (size_t) lo * SOG_DIGEST_LEN,
+										   (size_t) (hi - lo) * SOG_DIGEST_LEN));
+	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not store receipts of checkpoint " INT64_FORMAT, checkpoint_id);
 }
 
+/*
+ * Store a run as rows of at most SOG_RECEIPT_ROW_BYTES of digests and
+ * positions each, so that every row stays inline in its heap page (the
+ * columns have STORAGE PLAIN: no TOAST table, no compression attempt on
+ * incompressible digests).
+ */
+#define SOG_RECEIPT_ROW_BYTES	6400
+
+void
+sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
+{
+	int			lo = 0;
+
+	while (lo < run->n)
+	{
+		int			hi = lo;
+		size_t		bytes = 0;
+
+		while (hi < run->n)
+		{
+			size_t		add = SOG_DIGEST_LEN +
+				(run->dense ? 0 : 1 + SOG_POS_NBYTES(run->positions[hi]));
+
+			if (hi > lo && bytes + add > SOG_RECEIPT_ROW_BYTES)
+				break;
+			bytes += add;
+			hi++;
+		}
+		store_chunk(checkpoint_id, run, lo, hi, run->dense);
+		lo = hi;
+	}
+}
+
 bool
-sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest)
+sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest,
+				   SogReceiptRun *probe)
 {
 	Oid			types[2] = {INT8OID, cache.position_type};
 	Datum		values[2];
 	SPIPlanPtr	plan;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
-	SogPosition *first;
-	int			n;
-	Datum		posd;
-	bool		posnull;
-	Datum		digd;
-	uint64		pu;
-	uint64		fu;
+
+	/* the row fetched last time often holds the next duplicate too */
+	if (probe->n > 0 &&
+		sog_position_cmp(pos, probe->positions[probe->n - 1]) <= 0 &&
+		sog_position_cmp(pos, probe->positions[0]) >= 0)
+		return sog_receipt_run_find(probe, pos, digest);
 
 	plan = keep_plan(&cache.plan_receipt_lookup,
 					 "SELECT first_position, n, positions, digests FROM sog.receipt "
@@ -579,57 +614,8 @@ sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest)
 	exec_latest(plan, values, NULL, true, 1);
 	if (SPI_processed == 0)
 		return false;
-
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	first = DatumGetSogPositionP(SPI_getbinval(tup, desc, 1, &isnull));
-	if (sog_position_cmp(first, pos) > 0)
-		return false;			/* pos falls between two runs */
-	n = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
-	posd = SPI_getbinval(tup, desc, 3, &posnull);
-	digd = SPI_getbinval(tup, desc, 4, &isnull);
-
-	if (posnull)
-	{
-		/* dense run: index by arithmetic, read a 32-byte slice */
-		bytea	   *slice;
-
-		if (!sog_pos_to_uint64(SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos), &pu) ||
-			!sog_pos_to_uint64(SOG_POS_BYTES(first), SOG_POS_NBYTES(first), &fu) ||
-			pu < fu || pu - fu >= (uint64) n)
-			return false;
-		slice = DatumGetByteaPSlice(digd, (int32) ((pu - fu) * SOG_DIGEST_LEN), SOG_DIGEST_LEN);
-		if (VARSIZE_ANY_EXHDR(slice) != SOG_DIGEST_LEN)
-			elog(ERROR, "receipt run of checkpoint " INT64_FORMAT " is corrupt", checkpoint_id);
-		memcpy(digest, VARDATA_ANY(slice), SOG_DIGEST_LEN);
-		return true;
-	}
-	else
-	{
-		bytea	   *pb = DatumGetByteaPP(posd);
-		const uint8 *p = (const uint8 *) VARDATA_ANY(pb);
-		const uint8 *end = p + VARSIZE_ANY_EXHDR(pb);
-		int			i = 0;
-
-		while (p < end && i < n)
-		{
-			size_t		len = *p++;
-			int			c = sog_pos_compare(p, len, SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos));
-
-			if (c == 0)
-			{
-				bytea	   *slice = DatumGetByteaPSlice(digd, i * SOG_DIGEST_LEN, SOG_DIGEST_LEN);
-
-				memcpy(digest, VARDATA_ANY(slice), SOG_DIGEST_LEN);
-				return true;
-			}
-			if (c > 0)
-				break;
-			p += len;
-			i++;
-		}
-		return false;
-	}
+	decode_run(0, probe);
+	return sog_receipt_run_find(probe, pos, digest);
 }
 
 /* ------------------------------------------------------- gaps and manifests */

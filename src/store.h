@@ -94,11 +94,13 @@ extern void sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 
 /*
  * Look up the stored receipt of pos; true and its digest if there is one.
+ * probe caches the stored row fetched last (initialise it with
+ * sog_receipt_run_init); pass the same probe for the events of one call.
  * Reads the newest committed data, not the transaction snapshot (the caller
  * holds the checkpoint lock, so no receipt of this checkpoint is in flight).
  */
 extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
-							   uint8 *digest);
+							   uint8 *digest, SogReceiptRun *probe);
 
 /* Gaps and manifests; both return the new row's id. */
 extern int64 sog_gap_record(const SogCheckpoint *cp, const char *reason,
