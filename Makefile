@@ -23,7 +23,8 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 REGRESS = setup position casts binary index hash halt \
 	register apply claim_halt gaps scenarios operators
 REGRESS_OPTS = --inputdir=. --outputdir=.
-ISOLATION =
+ISOLATION = zombie_fence claim_inflight late_commit same_generation \
+	commit_page_cas independent_partitions
 ISOLATION_OPTS =
 TAP_TESTS = 1
 

@@ -1,0 +1,169 @@
+# 001_crash_mid_sink.pl: a backend dies (SIGKILL) in the middle of a sink
+# transaction that has written sink rows and called sog.apply_batch, but has
+# not committed.  The postmaster restarts the cluster and runs crash
+# recovery.  Afterwards none of that transaction is visible: no receipts for
+# its positions; applied_position, source_cursor and the provider token
+# unchanged; no sink rows.  The checkpoint row is not left locked, and the
+# same events can be applied again, once.
+#
+# Cluster.pm's init writes "fsync = off".  That does not weaken this test:
+# the operating system does not crash, so everything PostgreSQL wrote
+# reaches the files; what is tested is PostgreSQL's crash recovery (WAL
+# replay, the commit log marking the dead transaction aborted), which runs
+# the same with fsync on or off.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('crash_mid_sink');
+$node->init;
+# Cluster.pm turns restart_after_crash off; we want the postmaster to
+# reinitialize after the backend's crash, as a production server does.
+$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+$node->start;
+
+# The sink table has no unique key on purpose: a double apply must show up
+# as a duplicate row, not as an error.
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION stream_offset_guard;
+CREATE TABLE sink (pos sog.position NOT NULL, payload text NOT NULL);
+-- What a consumer does per batch inside its sink transaction: one
+-- apply_batch, then the effect of every event that came back true.  The
+-- payload of position N is 'pN'.
+CREATE FUNCTION sink_batch(cp bigint, gen bigint, positions text[])
+RETURNS boolean[] LANGUAGE plpgsql AS $$
+DECLARE
+	fresh boolean[];
+BEGIN
+	fresh := sog.apply_batch(cp, gen, positions::sog.position[],
+		ARRAY(SELECT sog.payload_digest(convert_to('p' || p, 'UTF8'))
+				FROM unnest(positions) WITH ORDINALITY AS u(p, o) ORDER BY o));
+	INSERT INTO sink
+		SELECT p::sog.position, 'p' || p
+		  FROM unnest(positions, fresh) AS u(p, f) WHERE f;
+	RETURN fresh;
+END $$;
+});
+
+my $cp = $node->safe_psql('postgres',
+	q{SELECT id FROM sog.register('c1', 'orders', '0')});
+is( $node->safe_psql(
+		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
+	'1',
+	'worker w1 claims generation 1');
+
+# An acknowledged sink transaction for 1..3.
+is( $node->safe_psql(
+		'postgres',
+		"SELECT sink_batch($cp, 1, ARRAY['1', '2', '3'])"),
+	'{t,t,t}',
+	'positions 1..3 applied and committed');
+
+# The victim: a sink transaction for 4..6, left open.
+my $victim = $node->background_psql('postgres', on_error_stop => 0);
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+$victim->query_safe('BEGIN');
+is( $victim->query_safe(
+		"SELECT sink_batch($cp, 1, ARRAY['4', '5', '6'])"),
+	'{t,t,t}',
+	'positions 4..6 applied inside the open transaction');
+
+# Flush the dirty pages (including the uncommitted row versions of the
+# checkpoint, the receipts and the sink) to the data files, so recovery
+# finds them on disk and must rely on the transaction never having
+# committed.
+$node->safe_psql('postgres', 'CHECKPOINT');
+
+# Then the same transaction moves the provider token, after the checkpoint:
+# recovery has to replay that change from WAL, and must not make it visible
+# either.
+$victim->query_safe("SELECT sog.commit_page($cp, 1, NULL, 'token-4-6')");
+# An unrelated commit flushes the WAL written so far, the victim's records
+# included, so they are on disk for recovery to replay.
+$node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker ()');
+
+my $log_offset = -s $node->logfile;
+
+# SIGKILL, not pg_terminate_backend: the backend gets no chance to abort
+# its transaction, and the postmaster treats it as a crash.
+PostgreSQL::Test::Utils::system_or_bail('pg_ctl', 'kill', 'KILL',
+	$victim_pid);
+
+# The victim's psql notices its connection is gone.
+$victim->{stdin} .= "SELECT 1;\n";
+ok( pump_until(
+		$victim->{run}, $victim->{timeout},
+		\$victim->{stderr},
+		qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server/m
+	),
+	'the victim session lost its connection');
+$victim->{run}->finish;
+
+$node->wait_for_log(
+	qr/server process \(PID $victim_pid\) was terminated by signal 9/,
+	$log_offset);
+$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+	$log_offset);
+$node->wait_for_log(qr/database system is ready to accept connections/,
+	$log_offset);
+ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
+	'the cluster is back after crash recovery');
+
+is( $node->safe_psql(
+		'postgres',
+		"SELECT generation, owner, state, applied_position, source_cursor
+		   FROM sog.checkpoint WHERE id = $cp"),
+	'1|w1|running|3|3',
+	'applied_position and source_cursor are those of the last commit');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT provider_token IS NULL FROM sog.checkpoint WHERE id = $cp"),
+	't',
+	'the provider token the killed transaction set is not there');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM sog.receipts($cp, '4', '6')"),
+	'0',
+	'no receipts for the positions of the killed transaction');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(\"position\"::text, ' ' ORDER BY \"position\")
+		   FROM sog.receipts($cp)"),
+	'1 2 3',
+	'the acknowledged receipts are there');
+is( $node->safe_psql(
+		'postgres',
+		'SELECT string_agg(pos::text, \' \' ORDER BY pos) FROM sink'),
+	'1 2 3',
+	'no sink rows of the killed transaction');
+
+# A crash is not a claim: w1 (generation 1) still owns the checkpoint and
+# applies 4..6 again, as new events.  lock_timeout proves the checkpoint row
+# is not left locked by the dead transaction.
+is( $node->safe_psql(
+		'postgres',
+		"SET lock_timeout = '10s'; SELECT sink_batch($cp, 1, ARRAY['3', '4', '5', '6'])"),
+	'{f,t,t,t}',
+	'w1 re-applies 3..6 after recovery: 3 is a duplicate, 4..6 are new');
+
+# A successor takes over from there.
+is( $node->safe_psql(
+		'postgres',
+		"SET lock_timeout = '10s';
+		 SELECT generation, verdict, resume_from FROM sog.claim($cp, 'w2')"),
+	'2|aligned|6',
+	'a successor resumes after 6');
+
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
+	'6|6|1|6',
+	'every position is in the sink exactly once');
+
+$node->stop;
+done_testing();

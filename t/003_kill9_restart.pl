@@ -1,0 +1,155 @@
+# 003_kill9_restart.pl: the postmaster itself is killed with SIGKILL while a
+# sink transaction is open.  Its children notice the postmaster's death and
+# exit; the next start runs crash recovery.  Acknowledged transactions are
+# all there, the open one left nothing, and a successor resumes after the
+# last acknowledged position with no loss and no duplicate.
+#
+# Cluster.pm's init writes "fsync = off".  That does not weaken this test:
+# the operating system does not crash, so every WAL record a commit wrote
+# reaches the files; what is tested is PostgreSQL's crash recovery.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('kill9_restart');
+$node->init;
+$node->start;
+
+# The sink table has no unique key on purpose: a double apply must show up
+# as a duplicate row, not as an error.
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION stream_offset_guard;
+CREATE TABLE sink (pos sog.position NOT NULL, payload text NOT NULL);
+-- What a consumer does per batch inside its sink transaction: one
+-- apply_batch, then the effect of every event that came back true.  The
+-- payload of position N is 'pN'.
+CREATE FUNCTION sink_batch(cp bigint, gen bigint, positions text[])
+RETURNS boolean[] LANGUAGE plpgsql AS $$
+DECLARE
+	fresh boolean[];
+BEGIN
+	fresh := sog.apply_batch(cp, gen, positions::sog.position[],
+		ARRAY(SELECT sog.payload_digest(convert_to('p' || p, 'UTF8'))
+				FROM unnest(positions) WITH ORDINALITY AS u(p, o) ORDER BY o));
+	INSERT INTO sink
+		SELECT p::sog.position, 'p' || p
+		  FROM unnest(positions, fresh) AS u(p, f) WHERE f;
+	RETURN fresh;
+END $$;
+-- Positions a..b as text.
+CREATE FUNCTION span(a int, b int) RETURNS text[] LANGUAGE sql IMMUTABLE
+AS $$ SELECT array_agg(g::text ORDER BY g) FROM generate_series(a, b) g $$;
+});
+
+my $cp = $node->safe_psql('postgres',
+	q{SELECT id FROM sog.register('c1', 'orders', '0')});
+is( $node->safe_psql(
+		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
+	'1',
+	'worker w1 claims generation 1');
+
+# Four acknowledged sink transactions, 1..20.
+for my $batch (1 .. 4)
+{
+	my $from = 5 * ($batch - 1) + 1;
+	my $to = 5 * $batch;
+	is( $node->safe_psql(
+			'postgres', "SELECT sink_batch($cp, 1, span($from, $to))"),
+		'{t,t,t,t,t}',
+		"batch $batch ($from..$to) acknowledged");
+}
+
+# An unacknowledged sink transaction for 21..25, open when the postmaster
+# dies; it holds the checkpoint row's lock.
+my $inflight = $node->background_psql('postgres', on_error_stop => 0);
+$inflight->query_safe('BEGIN');
+is($inflight->query_safe("SELECT sink_batch($cp, 1, span(21, 25))"),
+	'{t,t,t,t,t}', '21..25 applied inside the open transaction');
+
+# An unrelated commit flushes the WAL written so far, the open
+# transaction's records included: recovery replays them, and must still
+# leave them invisible.
+$node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker ()');
+
+# Every process of the cluster, to wait for them after the kill: the
+# children outlive the postmaster until they notice its death, and a new
+# postmaster cannot start while they still hold the shared memory.
+my @pids = split /\n/,
+  $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
+push @pids, $node->{_pid};
+
+$node->kill9;
+
+my $waited = 0;
+while (grep { kill(0, $_) } @pids)
+{
+	usleep(100_000);
+	last if ++$waited > 10 * $PostgreSQL::Test::Utils::timeout_default;
+}
+ok(!(grep { kill(0, $_) } @pids),
+	'the postmaster and all its children are gone');
+
+$inflight->{stdin} .= "SELECT 1;\n";
+pump_until(
+	$inflight->{run}, $inflight->{timeout},
+	\$inflight->{stderr},
+	qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server|terminating connection/m
+);
+$inflight->{run}->finish;
+
+$node->start;
+
+is( $node->safe_psql(
+		'postgres',
+		"SELECT generation, owner, state, applied_position, source_cursor
+		   FROM sog.checkpoint WHERE id = $cp"),
+	'1|w1|running|20|20',
+	'checkpoint after the restart: applied 20');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*), count(*) FILTER (WHERE r.payload_digest =
+					sog.payload_digest(convert_to('p' || r.\"position\"::text, 'UTF8'))),
+				min(r.\"position\"::numeric), max(r.\"position\"::numeric)
+		   FROM sog.receipts($cp) r"),
+	'20|20|1|20',
+	'receipts 1..20, each with its digest, and none of 21..25');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
+	'20|20|1|20',
+	'sink rows 1..20, each once, and none of 21..25');
+
+# A successor claims (no wait: the dead transaction's lock is gone) and is
+# told to resume after 20.
+is( $node->safe_psql(
+		'postgres',
+		"SET lock_timeout = '10s';
+		 SELECT generation, verdict, resume_from FROM sog.claim($cp, 'w2')"),
+	'2|aligned|20',
+	'w2 claims generation 2, resume from 20');
+
+# w2 replays from 18: 18..20 are duplicates, 21..25 are new.
+is( $node->safe_psql(
+		'postgres', "SELECT sink_batch($cp, 2, span(18, 25))"),
+	'{f,f,f,t,t,t,t,t}',
+	'replay from 18: 18..20 duplicates, 21..25 applied');
+
+is( $node->safe_psql(
+		'postgres',
+		"SELECT generation, owner, state, applied_position FROM sog.checkpoint WHERE id = $cp"),
+	'2|w2|running|25',
+	'checkpoint after the replay: applied 25');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
+	'25|25|1|25',
+	'every position 1..25 is in the sink exactly once');
+
+$node->stop;
+done_testing();
