@@ -45,3 +45,12 @@ test:
 # Fuzz the position parser (libFuzzer, ASan, UBSan) for FUZZ_SECONDS.
 fuzz:
 	bash test/fuzz.sh
+
+# The main job end to end: a throwaway server on loopback, a consumer that
+# crashes, a successor that verifies and replays, a zombie that is fenced.
+demo:
+	bash examples/demo.sh
+
+# The benchmark: baselines and the extension side by side in one run.
+bench:
+	bash bench/run.sh

@@ -268,6 +268,7 @@ CREATE TABLE sog.checkpoint (
 	read_count bigint,
 	applied_position sog.position,
 	prune_horizon sog.position,
+	receipts_through sog.position,
 	state text NOT NULL DEFAULT 'running',
 	updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -285,6 +286,7 @@ COMMENT ON COLUMN sog.checkpoint.read_hash IS 'buffer hash of the records in (re
 COMMENT ON COLUMN sog.checkpoint.read_count IS 'number of records in (read_base, source_cursor]';
 COMMENT ON COLUMN sog.checkpoint.applied_position IS 'greatest durably applied position; never moves backward';
 COMMENT ON COLUMN sog.checkpoint.prune_horizon IS 'receipts at or below this position were pruned';
+COMMENT ON COLUMN sog.checkpoint.receipts_through IS 'greatest position with a receipt (above applied_position only after a recovery attempt)';
 
 CREATE FUNCTION sog.checkpoint_guard() RETURNS trigger
 	AS 'MODULE_PATHNAME', 'sog_checkpoint_guard'

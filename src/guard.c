@@ -145,6 +145,26 @@ report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
 
 /* ----------------------------------------------------------------- apply */
 
+static void
+report_receipt_conflict(const SogCheckpoint *cp, const SogPosition *pos,
+						const uint8 *have, const uint8 *got)
+{
+	char		hx1[2 * SOG_DIGEST_LEN + 1];
+	char		hx2[2 * SOG_DIGEST_LEN + 1];
+
+	hex_encode((const char *) have, SOG_DIGEST_LEN, hx1);
+	hx1[2 * SOG_DIGEST_LEN] = '\0';
+	hex_encode((const char *) got, SOG_DIGEST_LEN, hx2);
+	hx2[2 * SOG_DIGEST_LEN] = '\0';
+	ereport(ERROR,
+			(errcode(ERRCODE_SOG_RECEIPT_CONFLICT),
+			 errmsg("receipt conflict at position %s of checkpoint " INT64_FORMAT,
+					pos_str(pos), cp->id),
+			 errdetail("The receipt records payload digest %s; this event carries %s.",
+					   hx1, hx2),
+			 errhint("The source returned different bytes for an applied position: stop and audit the stream; do not write this event.")));
+}
+
 /*
  * Apply n events to the locked checkpoint *cp: decide each one, store the
  * new receipts as one run and advance applied_position.  result[i] is true
@@ -170,6 +190,24 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 		{
 			if (cp->state != SOG_STATE_RUNNING)
 				report_gap_pending(cp, pos[i]);
+
+			/*
+			 * Above applied, a receipt exists only if a recovery attempt
+			 * wrote this event: then its effect is durable already.
+			 */
+			if (cp->receipts_through &&
+				sog_position_cmp(pos[i], cp->receipts_through) <= 0 &&
+				sog_receipt_lookup(cp->id, pos[i], have, &probe))
+			{
+				if (memcmp(have, dig[i], SOG_DIGEST_LEN) != 0)
+					report_receipt_conflict(cp, pos[i], have, dig[i]);
+				/* keep stored runs disjoint: close the run before it */
+				sog_receipt_run_store(cp->id, &run);
+				sog_receipt_run_init(&run, n - i);
+				applied = pos[i];
+				result[i] = false;
+				continue;
+			}
 			sog_receipt_run_add(&run, pos[i], dig[i]);
 			applied = pos[i];
 			result[i] = true;
@@ -181,22 +219,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 			sog_receipt_lookup(cp->id, pos[i], have, &probe))
 		{
 			if (memcmp(have, dig[i], SOG_DIGEST_LEN) != 0)
-			{
-				char		hx1[2 * SOG_DIGEST_LEN + 1];
-				char		hx2[2 * SOG_DIGEST_LEN + 1];
-
-				hex_encode((const char *) have, SOG_DIGEST_LEN, hx1);
-				hx1[2 * SOG_DIGEST_LEN] = '\0';
-				hex_encode((const char *) dig[i], SOG_DIGEST_LEN, hx2);
-				hx2[2 * SOG_DIGEST_LEN] = '\0';
-				ereport(ERROR,
-						(errcode(ERRCODE_SOG_RECEIPT_CONFLICT),
-						 errmsg("receipt conflict at position %s of checkpoint " INT64_FORMAT,
-								pos_str(pos[i]), cp->id),
-						 errdetail("The receipt records payload digest %s; this event carries %s.",
-								   hx1, hx2),
-						 errhint("The source returned different bytes for an applied position: stop and audit the stream; do not write this event.")));
-			}
+				report_receipt_conflict(cp, pos[i], have, dig[i]);
 			result[i] = false;
 		}
 		else if (cp->prune_horizon &&
@@ -212,10 +235,12 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 					 errhint("Apply events in increasing position order, resuming from the resume_from of sog.claim().")));
 	}
 
-	if (run.n > 0)
+	if (sog_position_cmp_nullable(applied, cp->applied_position) > 0)
 	{
 		sog_receipt_run_store(cp->id, &run);
 		cp->applied_position = applied;
+		if (sog_position_cmp_nullable(applied, cp->receipts_through) > 0)
+			cp->receipts_through = applied;
 		if (sog_position_cmp_nullable(cp->source_cursor, applied) <= 0)
 			clear_read_boundary(cp);
 		sog_checkpoint_write(cp);

@@ -33,6 +33,13 @@
  *
  * Receipts
  * --------
+ * Normally every receipt lies at or below applied_position; the one
+ * exception is a recovery attempt (recovery.c), which records receipts of
+ * the events it writes above applied_position and advances it only when it
+ * wins promotion.  sog.checkpoint.receipts_through (the greatest position
+ * with a receipt) tells the hot path whether a position above
+ * applied_position can have a receipt at all, so it probes only then.
+ *
  * Receipts are packed: one row of sog.receipt per apply call (a "run"):
  * (checkpoint_id, first_position, last_position, n, positions, digests).
  * digests holds the n 32-byte payload digests back to back.  positions is
@@ -103,6 +110,7 @@ enum
 	COL_READ_COUNT,
 	COL_APPLIED_POSITION,
 	COL_PRUNE_HORIZON,
+	COL_RECEIPTS_THROUGH,
 	COL_STATE,
 	COL_UPDATED_AT,
 	NUM_COLS
@@ -112,7 +120,8 @@ static const char *const col_names[NUM_COLS] = {
 	"id", "consumer", "stream", "partition", "criticality", "provider",
 	"query_scope", "source_identity", "generation", "owner",
 	"provider_token", "source_cursor", "read_base", "read_hash",
-	"read_count", "applied_position", "prune_horizon", "state", "updated_at"
+	"read_count", "applied_position", "prune_horizon", "receipts_through",
+	"state", "updated_at"
 };
 
 static const char *const state_labels[] = {"running", "replaying", "failed_closed"};
@@ -346,6 +355,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 		cp->read_count = DatumGetInt64(v[cache.attnum[COL_READ_COUNT] - 1]);
 	cp->applied_position = position_or_null(COL(COL_APPLIED_POSITION));
 	cp->prune_horizon = position_or_null(COL(COL_PRUNE_HORIZON));
+	cp->receipts_through = position_or_null(COL(COL_RECEIPTS_THROUGH));
 	cp->state = state_from_label(text_or_null(COL(COL_STATE)));
 	cp->updated_at = DatumGetTimestampTz(v[cache.attnum[COL_UPDATED_AT] - 1]);
 #undef COL
@@ -391,9 +401,9 @@ sog_check_generation(const SogCheckpoint *cp, int64 generation,
 void
 sog_checkpoint_write(const SogCheckpoint *cp)
 {
-	Oid			types[12];
-	Datum		values[12];
-	char		nulls[12];
+	Oid			types[13];
+	Datum		values[13];
+	char		nulls[13];
 	SPIPlanPtr	plan;
 	int			rc;
 
@@ -409,14 +419,15 @@ sog_checkpoint_write(const SogCheckpoint *cp)
 	types[9] = cache.position_type;
 	types[10] = TEXTOID;
 	types[11] = TEXTOID;
+	types[12] = cache.position_type;
 	plan = keep_plan(&cache.plan_update,
 					 "UPDATE sog.checkpoint SET generation = $2, owner = $3, "
 					 "provider_token = $4, source_cursor = $5, read_base = $6, "
 					 "read_hash = $7, read_count = $8, applied_position = $9, "
 					 "prune_horizon = $10, state = $11, source_identity = $12, "
-					 "updated_at = pg_catalog.now() "
+					 "receipts_through = $13, updated_at = pg_catalog.now() "
 					 "WHERE id OPERATOR(pg_catalog.=) $1",
-					 12, types);
+					 13, types);
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(cp->id);
@@ -432,6 +443,7 @@ sog_checkpoint_write(const SogCheckpoint *cp)
 	POS_ARG(cp->prune_horizon, 9);
 	TEXT_ARG(sog_state_label(cp->state), 10);
 	TEXT_ARG(cp->source_identity, 11);
+	POS_ARG(cp->receipts_through, 12);
 
 	rc = exec_latest(plan, values, nulls, false, 0);
 	if (rc != SPI_OK_UPDATE || SPI_processed != 1)

@@ -45,6 +45,7 @@ typedef struct SogCheckpoint
 	int64		read_count;
 	SogPosition *applied_position;
 	SogPosition *prune_horizon;
+	SogPosition *receipts_through;	/* greatest position with a receipt */
 	SogState	state;
 	TimestampTz updated_at;
 } SogCheckpoint;
