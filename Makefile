@@ -14,6 +14,7 @@ OBJS = \
 	src/halt.o \
 	src/store.o \
 	src/guard.o \
+	src/recovery.o \
 	$(WIN32RES)
 PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
 
@@ -21,10 +22,11 @@ EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup position casts binary index hash halt \
-	register apply claim_halt gaps scenarios operators
+	register apply claim_halt gaps scenarios operators recovery
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
-	commit_page_cas independent_partitions
+	commit_page_cas independent_partitions recovery_promote_race \
+	recovery_claim_race recovery_commit_page_race
 ISOLATION_OPTS =
 TAP_TESTS = 1
 

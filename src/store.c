@@ -82,6 +82,7 @@
 #include "utils/fmgroids.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -210,12 +211,22 @@ store_refresh_cache(void)
 	cache.checkpoint_rel = rel;
 }
 
+/*
+ * Open the SPI connection for the store's queries.  SPI_connect switches to
+ * SPI's procedure context, which SPI_finish deletes; we switch back to the
+ * caller's context, so everything the store and its callers palloc (decoded
+ * receipts, manifests, result values) survives sog_store_end().  Query
+ * results stay in SPI's own contexts and are copied out before use.
+ */
 void
 sog_store_begin(void)
 {
+	MemoryContext caller = CurrentMemoryContext;
+
 	store_refresh_cache();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	MemoryContextSwitchTo(caller);
 }
 
 void
@@ -761,6 +772,19 @@ exec_once(const char *sql, int nargs, Oid *types, Datum *values,
 		elog(ERROR, "SPI failed for \"%s\": %s", sql, SPI_result_code_string(rc));
 	SPI_freeplan(plan);
 	return rc;
+}
+
+int
+sog_exec(const char *sql, int nargs, Oid *types, Datum *values,
+		 const char *nulls, bool read_only)
+{
+	return exec_once(sql, nargs, types, values, nulls, read_only, true);
+}
+
+Oid
+sog_position_type(void)
+{
+	return cache.position_type;
 }
 
 int64

@@ -117,6 +117,16 @@ extern int64 sog_manifest_record(const SogCheckpoint *cp, const char *kind,
 
 /* Rarely used queries of the store (not kept as plans). */
 
+/*
+ * Prepare, run on the newest snapshot and free a one-off query; returns
+ * SPI's result code (errors raise).  The caller holds the checkpoint lock.
+ */
+extern int	sog_exec(const char *sql, int nargs, Oid *types, Datum *values,
+					 const char *nulls, bool read_only);
+
+/* OID of sog.position (valid after sog_checkpoint_lock or sog_store_begin). */
+extern Oid	sog_position_type(void);
+
 /* Newest open gap of a checkpoint: its id (0 if none) and verdict. */
 extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
 
