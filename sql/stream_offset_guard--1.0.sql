@@ -549,28 +549,29 @@ COMMENT ON COLUMN sog.provider.seek_inclusive IS 'a read can start AT a given po
 COMMENT ON COLUMN sog.provider.no_late_arrivals IS 'once P is visible, no record at or below P appears later';
 COMMENT ON COLUMN sog.provider.empty_page_is_barrier IS 'an empty page proves nothing more exists before its continuation';
 COMMENT ON COLUMN sog.provider.may_backfill IS 'records may appear at or below positions already delivered (finality needed)';
+COMMENT ON COLUMN sog.provider.doc_url IS 'where the flags are justified (for seeded rows: the cited research in the project''s docs/providers.md)';
 COMMENT ON COLUMN sog.provider.builtin IS 'seeded by the extension (not dumped); rows users add are dumped';
 
 -- Seeded from each provider's documentation; README.md cites the sources.
 INSERT INTO sog.provider (name, seek_inclusive, no_late_arrivals, empty_page_is_barrier,
 						  may_backfill, builtin, doc_url, notes) VALUES
 	('kafka', true, true, false, false, true,
-	 'https://kafka.apache.org/documentation/',
+	 'docs/providers.md#2-kafka',
 	 'seek(offset) returns that offset first; offsets are assigned at append per partition; an empty poll proves nothing'),
 	('kinesis', true, false, false, false, true,
-	 'https://docs.aws.amazon.com/kinesis/latest/APIReference/API_GetShardIterator.html',
+	 'docs/providers.md#3-kinesis',
 	 'AT_SEQUENCE_NUMBER is inclusive; GetRecords may return an empty page while records exist further on'),
 	('dynamodb_streams', true, false, false, true, true,
-	 'https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_GetShardIterator.html',
+	 'docs/providers.md#4-dynamodb_streams',
 	 'AT_SEQUENCE_NUMBER is inclusive; ordering is per item only; empty pages prove nothing; pass a closed shard''s EndingSequenceNumber as finalized_through'),
 	('nats_jetstream', true, true, false, false, true,
-	 'https://docs.nats.io/nats-concepts/jetstream/consumers',
+	 'docs/providers.md#5-nats_jetstream',
 	 'DeliverByStartSequence is inclusive; stream sequences are monotonic'),
 	('redis_streams', true, true, false, false, true,
-	 'https://redis.io/docs/latest/commands/xrange/',
+	 'docs/providers.md#6-redis_streams',
 	 'XRANGE start is inclusive; XADD IDs must be strictly increasing'),
 	('http_paged', false, false, false, true, true,
-	 NULL,
+	 'docs/providers.md#7-http_paged-generic',
 	 'generic paged HTTP API: opaque cursors, no positional seek, backfill possible');
 
 SELECT pg_catalog.pg_extension_config_dump('sog.provider', 'WHERE NOT builtin');
