@@ -175,8 +175,8 @@ COMMENT ON FUNCTION sog.position(numeric) IS 'one-component position from a non-
 COMMENT ON FUNCTION sog.position(pg_lsn) IS 'one-component position from a WAL location (its 64-bit value)';
 COMMENT ON FUNCTION sog.position_to_numeric(sog.position) IS 'numeric value of a one-component position';
 
-CREATE CAST (bigint AS sog.position) WITH FUNCTION sog.position(bigint) AS ASSIGNMENT;
-CREATE CAST (integer AS sog.position) WITH FUNCTION sog.position(integer) AS ASSIGNMENT;
+CREATE CAST (bigint AS sog.position) WITH FUNCTION sog.position(bigint) AS IMPLICIT;
+CREATE CAST (integer AS sog.position) WITH FUNCTION sog.position(integer) AS IMPLICIT;
 CREATE CAST (numeric AS sog.position) WITH FUNCTION sog.position(numeric) AS ASSIGNMENT;
 CREATE CAST (pg_lsn AS sog.position) WITH FUNCTION sog.position(pg_lsn);
 CREATE CAST (sog.position AS numeric) WITH FUNCTION sog.position_to_numeric(sog.position);
