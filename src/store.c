@@ -49,13 +49,13 @@
  * overlap (receipts are only written above applied_position, which only
  * grows), so the run holding a position is the first run whose
  * last_position is at or above it: one probe of the primary key
- * (checkpoint_id, last_position).  A run longer than fits in a heap page is
- * split into rows of at most 6400 bytes of digests and positions (200
- * receipts of a dense run), kept inline (STORAGE PLAIN: no TOAST table, no
- * compression attempt on digests that do not compress).  A batch of 1000
- * events thus costs 5 heap rows and 5 index entries instead of 1000 of
- * each.  A replayed batch decodes a fetched row once and answers the
- * following duplicates from it.
+ * (checkpoint_id, last_position).  A run is split into rows of at most
+ * 3900 bytes of digests and positions (121 receipts of a dense run), kept
+ * inline (STORAGE PLAIN: no TOAST, no compression attempt on digests that do
+ * not compress).  Two such rows fill an 8 kB page, so a receipt takes about
+ * 34 bytes on disk, and a batch of 1000 events costs 9 heap rows and 9 index
+ * entries instead of 1000 of each.  A replayed batch decodes a fetched row
+ * once and answers the following duplicates from it.
  *
  * SPI plans are prepared once per backend and kept; they are re-prepared if
  * the extension was dropped and created again (the OID of sog.checkpoint
@@ -581,11 +581,13 @@ store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
 
 /*
  * Store a run as rows of at most SOG_RECEIPT_ROW_BYTES of digests and
- * positions each, so that every row stays inline in its heap page (the
- * columns have STORAGE PLAIN: no TOAST table, no compression attempt on
- * incompressible digests).
+ * positions each.  The limit keeps two full rows (with their tuple headers,
+ * first/last positions and line pointers) within one 8 kB heap page; the
+ * byte columns have STORAGE PLAIN, so rows stay inline and uncompressed.
+ * A row holding the largest possible first and last positions (649 bytes
+ * each) still fits a page on its own.
  */
-#define SOG_RECEIPT_ROW_BYTES	6400
+#define SOG_RECEIPT_ROW_BYTES	3900
 
 void
 sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
