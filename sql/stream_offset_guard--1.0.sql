@@ -272,6 +272,7 @@ CREATE TABLE sog.checkpoint (
 	state text NOT NULL DEFAULT 'running',
 	updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	claimed_at timestamptz,
 	CONSTRAINT checkpoint_pkey PRIMARY KEY (id),
 	CONSTRAINT checkpoint_key UNIQUE (consumer, stream, "partition"),
 	CONSTRAINT checkpoint_criticality CHECK (criticality IN ('critical', 'telemetry')),
@@ -286,6 +287,7 @@ COMMENT ON COLUMN sog.checkpoint.read_hash IS 'buffer hash of the records in (re
 COMMENT ON COLUMN sog.checkpoint.read_count IS 'number of records in (read_base, source_cursor]';
 COMMENT ON COLUMN sog.checkpoint.applied_position IS 'greatest durably applied position; never moves backward';
 COMMENT ON COLUMN sog.checkpoint.prune_horizon IS 'receipts at or below this position were pruned';
+COMMENT ON COLUMN sog.checkpoint.claimed_at IS 'when the current generation began (claim or recovery promotion)';
 COMMENT ON COLUMN sog.checkpoint.receipts_through IS 'greatest position with a receipt (above applied_position only after a recovery attempt)';
 
 CREATE FUNCTION sog.checkpoint_guard() RETURNS trigger
@@ -393,9 +395,9 @@ DECLARE
 	r sog.checkpoint;
 	conflict text;
 BEGIN
-	IF register.consumer IS NULL OR btrim(register.consumer, E' \t\n\r\f\v') = ''
-	   OR register.stream IS NULL OR btrim(register.stream, E' \t\n\r\f\v') = ''
-	   OR register."partition" IS NULL OR btrim(register."partition", E' \t\n\r\f\v') = '' THEN
+	IF register.consumer IS NULL OR btrim(register.consumer, E' \t\n\r\f\x0B') = ''
+	   OR register.stream IS NULL OR btrim(register.stream, E' \t\n\r\f\x0B') = ''
+	   OR register."partition" IS NULL OR btrim(register."partition", E' \t\n\r\f\x0B') = '' THEN
 		RAISE EXCEPTION 'consumer, stream and partition must not be blank'
 			USING ERRCODE = '22023',
 				  DETAIL = format('consumer %L, stream %L, partition %L.',

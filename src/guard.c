@@ -405,6 +405,38 @@ sog_note_read(PG_FUNCTION_ARGS)
 
 /* ----------------------------------------------------------------- claim */
 
+/*
+ * The manifest of a checkpoint that already failed closed: the verdict of
+ * its newest open gap (whose id is returned, 0 if there is none), resume
+ * from the applied position, the gap size of the recorded boundary, and the
+ * digest that verdict has (none for fail_closed, DIVERGED for a divergence).
+ */
+static int64
+manifest_for_open_gap(const SogCheckpoint *cp, SogManifest *m)
+{
+	SogVerdict	v;
+	int64		gap_id = sog_gap_newest_open(cp->id, &v);
+
+	if (gap_id == 0)
+		return 0;
+	if (v == SOG_VERDICT_DIVERGENCE)
+	{
+		/* evaluating "source behind sink" yields the DIVERGED manifest */
+		SogPosition *above = cp->applied_position ? cp->applied_position :
+		sog_position_from_cstring("0");
+
+		sog_evaluate_boundary(NULL, above, NULL, m);
+	}
+	else
+	{
+		sog_evaluate_boundary(cp->source_cursor, cp->applied_position, NULL, m);
+		m->digest_isnull = true;
+	}
+	m->verdict = v;
+	m->resume_from = cp->applied_position;
+	return gap_id;
+}
+
 static const char *
 gap_reason_for(SogVerdict v)
 {
@@ -450,19 +482,14 @@ sog_claim(PG_FUNCTION_ARGS)
 	sog_store_begin();
 
 	cp.generation++;
+	cp.claimed = true;
 	cp.owner = owner;
 	cursor = cp.source_cursor;
 
 	if (cp.state == SOG_STATE_FAILED_CLOSED &&
-		(gap_id = sog_gap_newest_open(cp.id, &m.verdict)) > 0)
+		(gap_id = manifest_for_open_gap(&cp, &m)) > 0)
 	{
 		/* already failed closed: report the newest open gap, record none */
-		SogVerdict v = m.verdict;
-
-		sog_evaluate_boundary(cursor, cp.applied_position, NULL, &m);
-		m.verdict = v;
-		m.resume_from = cp.applied_position;
-		m.digest_isnull = true;
 	}
 	else if (identity && cp.source_identity && strcmp(identity, cp.source_identity) != 0)
 	{
@@ -551,7 +578,7 @@ sog_halt(PG_FUNCTION_ARGS)
 {
 	SogCheckpoint cp;
 	SogPosition *cursor;
-	char	   *hash = text_arg_or_null(fcinfo, 3);
+	char	   *hash = text_arg_or_null(fcinfo, 3);	/* may be replaced below */
 	bool		count_isnull = PG_ARGISNULL(4);
 	int64		count = count_isnull ? 0 : PG_GETARG_INT64(4);
 	SogManifest m;
@@ -561,6 +588,12 @@ sog_halt(PG_FUNCTION_ARGS)
 
 	require_arg(fcinfo, 0, "checkpoint_id");
 	require_arg(fcinfo, 1, "generation");
+	if (!count_isnull && count < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("buffered count must not be negative"),
+				 errdetail("The count is " INT64_FORMAT ".", count),
+				 errhint("Pass the number of records held in the buffer.")));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
@@ -568,19 +601,29 @@ sog_halt(PG_FUNCTION_ARGS)
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "halt");
 	sog_store_begin();
 
-	cursor = PG_ARGISNULL(2) ? cp.source_cursor : PG_GETARG_SOG_POSITION_P(2);
-	if (cp.state != SOG_STATE_RUNNING)
+	if (cp.state != SOG_STATE_RUNNING || PG_ARGISNULL(2))
 	{
-		/* a gap is already pending: keep its recorded boundary */
+		/*
+		 * A gap is already pending, or nothing new was read: keep the
+		 * recorded boundary and its hash.
+		 */
 		cursor = cp.source_cursor;
 		hash = cp.read_hash;
 		count_isnull = cp.read_count_isnull;
 		count = cp.read_count;
 	}
-	else if (sog_position_cmp_nullable(cursor, cp.applied_position) >= 0)
-		record_read_boundary(&cp, cursor, hash, count_isnull, count);
+	else
+	{
+		cursor = PG_GETARG_SOG_POSITION_P(2);
+		if (sog_position_cmp_nullable(cursor, cp.applied_position) >= 0)
+			record_read_boundary(&cp, cursor, hash, count_isnull, count);
+	}
 
-	sog_evaluate_boundary(cursor, cp.applied_position, hash, &m);
+	if (cp.state == SOG_STATE_FAILED_CLOSED &&
+		manifest_for_open_gap(&cp, &m) > 0)
+		;						/* hand over the open gap's verdict */
+	else
+		sog_evaluate_boundary(cursor, cp.applied_position, hash, &m);
 	if (cp.state == SOG_STATE_RUNNING &&
 		(m.verdict == SOG_VERDICT_FAIL_CLOSED || m.verdict == SOG_VERDICT_DIVERGENCE))
 	{
@@ -713,7 +756,8 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
 		(strcmp(resolution, "replayed") != 0 && strcmp(resolution, "accepted_loss") != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid gap resolution \"%s\"", resolution ? resolution : "(null)"),
+				 errmsg("invalid gap resolution %s%s%s", resolution ? "\"" : "",
+						resolution ? resolution : "NULL", resolution ? "\"" : ""),
 				 errdetail("A gap is resolved as \"replayed\" or \"accepted_loss\"."),
 				 errhint("Use \"replayed\" when the records were re-applied, \"accepted_loss\" with a note otherwise.")));
 	if (strcmp(resolution, "accepted_loss") == 0 && is_blank(note))
@@ -878,9 +922,14 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot prune receipts above the applied position of checkpoint " INT64_FORMAT, cp.id),
+				 cp.applied_position ?
 				 errdetail("Pruning through %s was requested, but the checkpoint has applied only through %s.",
-						   pos_str(through), pos_str(cp.applied_position)),
-				 errhint("Prune through a position at or below %s.", pos_str(cp.applied_position))));
+						   pos_str(through), pos_str(cp.applied_position)) :
+				 errdetail("Pruning through %s was requested, but the checkpoint has applied nothing yet.",
+						   pos_str(through)),
+				 cp.applied_position ?
+				 errhint("Prune through a position at or below %s.", pos_str(cp.applied_position)) :
+				 errhint("There is nothing to prune before the first event is applied.")));
 
 	sog_store_begin();
 	dropped = sog_receipt_prune(cp.id, through);

@@ -582,6 +582,7 @@ sog_promote(PG_FUNCTION_ARGS)
 				cp.read_count_isnull = true;
 			}
 			cp.generation++;
+			cp.claimed = true;
 			sog_checkpoint_write(&cp);
 			promoted = true;
 			reason = "promoted";

@@ -114,6 +114,7 @@ enum
 	COL_RECEIPTS_THROUGH,
 	COL_STATE,
 	COL_UPDATED_AT,
+	COL_CLAIMED_AT,
 	NUM_COLS
 };
 
@@ -122,7 +123,7 @@ static const char *const col_names[NUM_COLS] = {
 	"query_scope", "source_identity", "generation", "owner",
 	"provider_token", "source_cursor", "read_base", "read_hash",
 	"read_count", "applied_position", "prune_horizon", "receipts_through",
-	"state", "updated_at"
+	"state", "updated_at", "claimed_at"
 };
 
 static const char *const state_labels[] = {"running", "replaying", "failed_closed"};
@@ -369,6 +370,9 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 	cp->receipts_through = position_or_null(COL(COL_RECEIPTS_THROUGH));
 	cp->state = state_from_label(text_or_null(COL(COL_STATE)));
 	cp->updated_at = DatumGetTimestampTz(v[cache.attnum[COL_UPDATED_AT] - 1]);
+	cp->claimed_at_isnull = n[cache.attnum[COL_CLAIMED_AT] - 1];
+	if (!cp->claimed_at_isnull)
+		cp->claimed_at = DatumGetTimestampTz(v[cache.attnum[COL_CLAIMED_AT] - 1]);
 #undef COL
 
 	ExecDropSingleTupleTableSlot(slot);
@@ -382,16 +386,18 @@ sog_check_generation(const SogCheckpoint *cp, int64 generation,
 	if (generation != cp->generation)
 	{
 		const char *applied = cp->applied_position ?
-			sog_position_to_cstring(cp->applied_position) : "the start of the stream";
+		sog_position_to_cstring(cp->applied_position) : "the start of the stream";
 
 		if (generation < cp->generation)
 			ereport(ERROR,
 					(errcode(ERRCODE_SOG_FENCED),
 					 errmsg("checkpoint " INT64_FORMAT " is fenced", cp->id),
-					 errdetail("The %s carries generation " INT64_FORMAT ", but generation " INT64_FORMAT " (owner %s) claimed the checkpoint at %s.",
+					 errdetail("The %s carries generation " INT64_FORMAT ", but generation " INT64_FORMAT " %s%s%s took the checkpoint over at %s.",
 							   action, generation, cp->generation,
-							   cp->owner ? cp->owner : "none",
-							   timestamptz_to_str(cp->updated_at)),
+							   cp->owner ? "(owner " : "(since released by its owner",
+							   cp->owner ? cp->owner : "", ")",
+							   timestamptz_to_str(cp->claimed_at_isnull ?
+												  cp->updated_at : cp->claimed_at)),
 					 errhint("Stop this worker; the new owner resumes from %s.", applied)));
 		else
 			ereport(ERROR,
@@ -412,9 +418,9 @@ sog_check_generation(const SogCheckpoint *cp, int64 generation,
 void
 sog_checkpoint_write(const SogCheckpoint *cp)
 {
-	Oid			types[13];
-	Datum		values[13];
-	char		nulls[13];
+	Oid			types[14];
+	Datum		values[14];
+	char		nulls[14];
 	SPIPlanPtr	plan;
 	int			rc;
 
@@ -431,14 +437,16 @@ sog_checkpoint_write(const SogCheckpoint *cp)
 	types[10] = TEXTOID;
 	types[11] = TEXTOID;
 	types[12] = cache.position_type;
+	types[13] = BOOLOID;
 	plan = keep_plan(&cache.plan_update,
 					 "UPDATE sog.checkpoint SET generation = $2, owner = $3, "
 					 "provider_token = $4, source_cursor = $5, read_base = $6, "
 					 "read_hash = $7, read_count = $8, applied_position = $9, "
 					 "prune_horizon = $10, state = $11, source_identity = $12, "
-					 "receipts_through = $13, updated_at = pg_catalog.now() "
+					 "receipts_through = $13, updated_at = pg_catalog.now(), "
+					 "claimed_at = CASE WHEN $14 THEN pg_catalog.now() ELSE claimed_at END "
 					 "WHERE id OPERATOR(pg_catalog.=) $1",
-					 13, types);
+					 14, types);
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(cp->id);
@@ -455,6 +463,7 @@ sog_checkpoint_write(const SogCheckpoint *cp)
 	TEXT_ARG(sog_state_label(cp->state), 10);
 	TEXT_ARG(cp->source_identity, 11);
 	POS_ARG(cp->receipts_through, 12);
+	values[13] = BoolGetDatum(cp->claimed);
 
 	rc = exec_latest(plan, values, nulls, false, 0);
 	if (rc != SPI_OK_UPDATE || SPI_processed != 1)

@@ -48,6 +48,9 @@ typedef struct SogCheckpoint
 	SogPosition *receipts_through;	/* greatest position with a receipt */
 	SogState	state;
 	TimestampTz updated_at;
+	bool		claimed_at_isnull;
+	TimestampTz claimed_at;		/* when the current generation began */
+	bool		claimed;		/* set by claim/promote: write claimed_at */
 } SogCheckpoint;
 
 /* A run of receipts being built by one apply call (in memory). */
