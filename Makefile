@@ -26,7 +26,7 @@ REGRESS = setup position casts binary index hash halt \
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
-	recovery_claim_race recovery_commit_page_race
+	recovery_claim_race recovery_commit_page_race notify_gap
 ISOLATION_OPTS =
 TAP_TESTS = 1
 
