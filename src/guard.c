@@ -533,6 +533,7 @@ sog_claim(PG_FUNCTION_ARGS)
 	sog_manifest_record(&cp, "claim", cursor, cp.read_hash, cp.read_count_isnull,
 						cp.read_count, &m, gap_id, NULL);
 	sog_checkpoint_write(&cp);
+	sog_recovery_fence_open(&cp, 0);	/* the new generation fences them */
 	sog_store_end();
 
 	memset(nulls, 0, sizeof(nulls));

@@ -225,6 +225,15 @@ fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 	int64		gap_id;
 	SogVerdict	verdict = SOG_VERDICT_FAIL_CLOSED;
 
+	/*
+	 * The gap runs from the applied position to the last position it may
+	 * hold: the furthest known read (the cursor, or the event that stopped
+	 * the attempt) when that is above the applied position, else unknown.
+	 */
+	if (sog_position_cmp_nullable(cp->source_cursor, to) > 0)
+		to = cp->source_cursor;
+	if (sog_position_cmp_nullable(to, cp->applied_position) <= 0)
+		to = NULL;
 	gap_id = sog_gap_record(cp, reason, verdict, cp->applied_position, to);
 	values[0] = Int64GetDatum(recovery_id);
 	values[1] = CStringGetTextDatum(reason);
@@ -313,7 +322,9 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	if (inclusive && !prov.seek_inclusive)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("provider \"%s\" cannot seek inclusively", cp.provider ? cp.provider : "(none)"),
+				 cp.provider ?
+				 errmsg("provider \"%s\" cannot seek inclusively", cp.provider) :
+				 errmsg("a checkpoint without a provider cannot seek inclusively"),
 				 errdetail("The attempt asks to start at anchor %s itself, but sog.provider says seek_inclusive is false.",
 						   pos_str(anchor)),
 				 errhint("Seek after the anchor (anchor_inclusive false), or correct the provider's row if its documentation allows an inclusive seek.")));
@@ -419,6 +430,9 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("recovery attempt " INT64_FORMAT " is %s", id, r.state),
+				 strcmp(r.state, "lost") == 0 && !r.result_generation_isnull ?
+				 errdetail("Only an open attempt records events; this one was concluded when the checkpoint moved on to generation " INT64_FORMAT ".",
+						   r.result_generation) :
 				 errdetail("Only an open attempt records events%s%s.",
 						   r.failure ? "; it failed with " : "", r.failure ? r.failure : ""),
 				 errhint("Begin a new attempt with sog.begin_recovery() once the checkpoint allows it.")));
@@ -452,6 +466,14 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 		else
 			outcome = "duplicate";
 	}
+	else if (cp.state == SOG_STATE_FAILED_CLOSED)
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_GAP_PENDING),
+				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
+						pos_str(pos), cp.id),
+				 errdetail("The checkpoint failed closed at applied position %s; no new event is written until its gap is resolved.",
+						   pos_str(cp.applied_position)),
+				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
 	else
 	{
 		SogReceiptRun run;
@@ -576,14 +598,18 @@ sog_promote(PG_FUNCTION_ARGS)
 				cp.receipts_through = cp.applied_position;
 			if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) <= 0)
 			{
+				/* the promoted page covers everything that was read */
 				cp.source_cursor = cp.applied_position;
 				cp.read_base = NULL;
 				cp.read_hash = NULL;
 				cp.read_count_isnull = true;
+				if (cp.state == SOG_STATE_REPLAYING)
+					cp.state = SOG_STATE_RUNNING;
 			}
 			cp.generation++;
 			cp.claimed = true;
 			sog_checkpoint_write(&cp);
+			sog_recovery_fence_open(&cp, id);
 			promoted = true;
 			reason = "promoted";
 			state = "promoted";

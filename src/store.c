@@ -1031,3 +1031,29 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 		}
 	}
 }
+
+/*
+ * Conclude every other open recovery attempt of a checkpoint whose
+ * generation just changed (a claim, or another attempt's promotion): they
+ * can no longer win, so they are "lost" and show the checkpoint as it is
+ * now.  Runs inside SPI, under the checkpoint's lock.
+ */
+void
+sog_recovery_fence_open(const SogCheckpoint *cp, int64 except_id)
+{
+	Oid			types[5] = {INT8OID, INT8OID, INT8OID, cache.position_type, TEXTOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(except_id);
+	values[2] = Int64GetDatum(cp->generation);
+	POS_ARG(cp->applied_position, 3);
+	TEXT_ARG(cp->provider_token, 4);
+	exec_once("UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
+			  "result_applied_position = $4, result_provider_token = $5, "
+			  "concluded_at = pg_catalog.now() "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open'",
+			  5, types, values, nulls, false, true);
+}

@@ -156,4 +156,7 @@ extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
 typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest);
 extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 							 const SogPosition *to, SogReceiptEmit emit, void *arg);
+/* Mark every other open recovery attempt of the checkpoint lost. */
+extern void sog_recovery_fence_open(const SogCheckpoint *cp, int64 except_id);
+
 #endif							/* SOG_STORE_H */

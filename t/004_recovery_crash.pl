@@ -1,0 +1,371 @@
+# 004_recovery_crash.pl: expired-token recovery across crashes.  An
+# attempt's page transaction (sog.recovery_event per event, with the sink
+# effects) and its promotion (sog.promote, the compare-and-swap that
+# installs the successor token, advances applied_position and bumps the
+# generation) are separate steps; the server may die between them or in
+# the middle of the promotion.  Afterwards the checkpoint is either
+# untouched (the attempt's base generation, expired token and applied
+# position, the attempt still open) or fully promoted (generation + 1, the
+# successor token and the applied position the attempt row reports), never
+# a mixture; and a retry of the promote converges: promoted if the crash
+# took the promotion, already_promoted with the same successor if it had
+# committed.
+#
+# Four crashes, one after the other on the same checkpoint:
+#   1. the postmaster is killed (SIGKILL) after the page committed and
+#      before the promote;
+#   2. an immediate shutdown while a promote is executed but not committed;
+#   3. the backend executing an uncommitted promote is killed (SIGKILL), and
+#      the postmaster reinitializes by itself (restart_after_crash = on);
+#   4. an immediate shutdown right after a promote committed, before the
+#      client could know it (the retry finds it already promoted).
+#
+# Cluster.pm's init writes "fsync = off".  That does not weaken this test:
+# the operating system does not crash, so every WAL record a commit wrote
+# reaches the files; what is tested is PostgreSQL's crash recovery (WAL
+# replay, the commit log marking dead transactions aborted), which runs the
+# same with fsync on or off.
+
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('recovery_crash');
+$node->init;
+# Cluster.pm turns restart_after_crash off; crash 3 needs the postmaster to
+# reinitialize after a backend's crash, as a production server does.
+$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+$node->start;
+
+# The sink table has no unique key on purpose: an effect written twice must
+# show up as a duplicate row, not as an error.
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION stream_offset_guard;
+CREATE TABLE sink (pos sog.position NOT NULL, payload text NOT NULL);
+-- The payload of position N is 'pN'.
+CREATE FUNCTION d(p text) RETURNS bytea LANGUAGE sql IMMUTABLE
+AS $$ SELECT sog.payload_digest(convert_to('p' || p, 'UTF8')) $$;
+-- The normal sink transaction of a batch: one apply_batch, then the effect
+-- of every event that came back true.
+CREATE FUNCTION sink_batch(cp bigint, gen bigint, positions text[])
+RETURNS boolean[] LANGUAGE plpgsql AS $$
+DECLARE
+	fresh boolean[];
+BEGIN
+	fresh := sog.apply_batch(cp, gen, positions::sog.position[],
+		ARRAY(SELECT d(p) FROM unnest(positions) WITH ORDINALITY AS u(p, o) ORDER BY o));
+	INSERT INTO sink
+		SELECT p::sog.position, 'p' || p
+		  FROM unnest(positions, fresh) AS u(p, f) WHERE f;
+	RETURN fresh;
+END $$;
+-- A recovery page: each fetched event checked by sog.recovery_event, its
+-- effect written when the answer is 'apply'.
+CREATE FUNCTION page(rid bigint, positions text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	p text;
+	outcome text;
+	seen text[] := '{}';
+BEGIN
+	FOREACH p IN ARRAY positions LOOP
+		outcome := sog.recovery_event(rid, p::sog.position, d(p));
+		IF outcome = 'apply' THEN
+			INSERT INTO sink VALUES (p::sog.position, 'p' || p);
+		END IF;
+		seen := seen || (p || ' ' || outcome);
+	END LOOP;
+	RETURN array_to_string(seen, ', ');
+END $$;
+-- outcome(rid): the checkpoint compared with the attempt: 'untouched' (the
+-- attempt is open and the checkpoint still has its base generation,
+-- expired token and applied position), 'promoted' (the attempt is promoted
+-- and the checkpoint has generation + 1, the successor token and the
+-- applied position the attempt reports, at least what it applied), or
+-- 'inconsistent'.
+CREATE FUNCTION outcome(rid bigint) RETURNS text LANGUAGE sql STABLE AS $$
+SELECT CASE
+	WHEN r.state = 'open'
+		 AND c.generation = r.generation
+		 AND c.provider_token IS NOT DISTINCT FROM r.expired_token
+		 AND c.applied_position IS NOT DISTINCT FROM r.applied_at_start
+		 AND r.result_generation IS NULL
+		THEN 'untouched'
+	WHEN r.state = 'promoted'
+		 AND c.generation = r.generation + 1
+		 AND r.result_generation = c.generation
+		 AND c.provider_token = r.successor_token
+		 AND r.result_provider_token = r.successor_token
+		 AND c.applied_position = r.result_applied_position
+		 AND c.applied_position = greatest(r.applied_at_start, r.advance_through)
+		THEN 'promoted'
+	ELSE 'inconsistent'
+END
+  FROM sog.recovery r JOIN sog.checkpoint c ON c.id = r.checkpoint_id
+ WHERE r.id = rid
+$$;
+});
+
+my $cp = $node->safe_psql('postgres',
+	q{SELECT id FROM sog.register('c1', 'orders', '0', 'critical', 'kafka', 'topic=orders')});
+is( $node->safe_psql(
+		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
+	'1',
+	'worker w1 claims generation 1');
+is( $node->safe_psql(
+		'postgres', "BEGIN;
+		 SELECT sink_batch($cp, 1, ARRAY['101', '102', '103', '104', '105']);
+		 SELECT sog.commit_page($cp, 1, NULL, 'C8');
+		 COMMIT;"),
+	'{t,t,t,t,t}' . "\n",
+	'101..105 applied with token C8');
+
+# The checkpoint as "generation|token|applied|state|open gaps".
+sub checkpoint
+{
+	return $node->safe_psql(
+		'postgres',
+		"SELECT c.generation, c.provider_token, c.applied_position, c.state, s.open_gaps
+		   FROM sog.checkpoint c JOIN sog.status s ON s.checkpoint_id = c.id
+		  WHERE c.id = $cp");
+}
+
+# The attempt as "state|last_position|successor_token".
+sub attempt
+{
+	my ($rid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT state, last_position, successor_token FROM sog.recovery WHERE id = $rid"
+	);
+}
+
+sub promote
+{
+	my ($rid, $token, $page_last) = @_;
+	return $node->safe_psql(
+		'postgres',
+		"SET lock_timeout = '10s';
+		 SELECT promoted, generation, applied_position, provider_token, reason
+		   FROM sog.promote($rid, '$token', '$page_last')");
+}
+
+# Kill the postmaster with SIGKILL, wait until it and all its children are
+# gone (they outlive it until they notice its death, and a new postmaster
+# cannot start while they hold the shared memory), and start again.
+sub kill9_and_restart
+{
+	my @pids = split /\n/,
+	  $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
+	push @pids, $node->{_pid};
+	$node->kill9;
+	my $waited = 0;
+	while (grep { kill(0, $_) } @pids)
+	{
+		usleep(100_000);
+		last if ++$waited > 10 * $PostgreSQL::Test::Utils::timeout_default;
+	}
+	ok(!(grep { kill(0, $_) } @pids),
+		'the postmaster and all its children are gone');
+	$node->start;
+}
+
+# A background session notices that its connection is gone.
+sub connection_lost
+{
+	my ($session, $name) = @_;
+	$session->{stdin} .= "SELECT 1;\n";
+	ok( pump_until(
+			$session->{run}, $session->{timeout},
+			\$session->{stderr},
+			qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server|terminating connection/m
+		),
+		"$name lost its connection");
+	$session->{run}->finish;
+}
+
+#
+# 1. The postmaster dies after the page committed, before the promote.
+#
+# C8 expired; inclusive seek at 103 returned 103..106 and the token N1.
+my $rid1 = $node->safe_psql('postgres',
+	"SELECT id FROM sog.begin_recovery($cp, 1, 'C8', 'topic=orders', '103', true)");
+is( $node->safe_psql(
+		'postgres', "SELECT page($rid1, ARRAY['103', '104', '105', '106'])"),
+	'103 verified, 104 verified, 105 verified, 106 apply',
+	'crash 1: the page 103..106 committed (106 new)');
+
+kill9_and_restart();
+
+is($node->safe_psql('postgres', "SELECT outcome($rid1)"),
+	'untouched', 'crash 1: the checkpoint is untouched');
+is(checkpoint(), '1|C8|105|running|0',
+	'crash 1: generation 1, token C8, applied 105');
+is(attempt($rid1), 'open|106|',
+	'crash 1: the attempt is open with its committed page through 106');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(\"position\"::text, ' ' ORDER BY \"position\") FROM sog.receipts($cp)"
+	),
+	'101 102 103 104 105 106',
+	'crash 1: the receipt of 106 committed with the page');
+is(promote($rid1, 'N1', '106'), 't|2|106|N1|promoted',
+	'crash 1: the promote after the restart wins');
+is($node->safe_psql('postgres', "SELECT outcome($rid1)"),
+	'promoted', 'crash 1: the checkpoint is fully promoted');
+is(promote($rid1, 'N1', '106'), 't|2|106|N1|already_promoted',
+	'crash 1: a retry converges');
+
+#
+# 2. An immediate shutdown while a promote is executed, not committed.
+#
+my $rid2 = $node->safe_psql('postgres',
+	"SELECT id FROM sog.begin_recovery($cp, 2, 'N1', 'topic=orders', '105', true)");
+is( $node->safe_psql(
+		'postgres', "SELECT page($rid2, ARRAY['105', '106', '107'])"),
+	'105 verified, 106 verified, 107 apply',
+	'crash 2: the page 105..107 committed (107 new)');
+
+my $open = $node->background_psql('postgres', on_error_stop => 0);
+$open->query_safe('BEGIN');
+is( $open->query_safe(
+		"SELECT promoted, generation, applied_position, provider_token, reason
+		   FROM sog.promote($rid2, 'N2', '107')"),
+	't|3|107|N2|promoted',
+	'crash 2: the promote ran inside the open transaction');
+# The dirty pages, the uncommitted promotion's row versions included, reach
+# the data files; recovery must rely on the transaction never having
+# committed.  An unrelated commit flushes the WAL written since.
+$node->safe_psql('postgres', 'CHECKPOINT');
+$node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker_2 ()');
+
+$node->stop('immediate');
+connection_lost($open, 'crash 2: the open promote');
+$node->start;
+
+is($node->safe_psql('postgres', "SELECT outcome($rid2)"),
+	'untouched', 'crash 2: the checkpoint is untouched');
+is(checkpoint(), '2|N1|106|running|0',
+	'crash 2: generation 2, token N1, applied 106');
+is(attempt($rid2), 'open|107|', 'crash 2: the attempt is still open');
+is(promote($rid2, 'N2', '107'), 't|3|107|N2|promoted',
+	'crash 2: the retried promote wins (no lock left behind)');
+is($node->safe_psql('postgres', "SELECT outcome($rid2)"),
+	'promoted', 'crash 2: the checkpoint is fully promoted');
+is(promote($rid2, 'N2', '107'), 't|3|107|N2|already_promoted',
+	'crash 2: a second retry converges');
+
+#
+# 3. The backend executing an uncommitted promote is killed; the postmaster
+# reinitializes the cluster by itself.
+#
+my $rid3 = $node->safe_psql('postgres',
+	"SELECT id FROM sog.begin_recovery($cp, 3, 'N2', 'topic=orders', '107', true)");
+is( $node->safe_psql(
+		'postgres', "SELECT page($rid3, ARRAY['107', '108'])"),
+	'107 verified, 108 apply',
+	'crash 3: the page 107..108 committed (108 new)');
+
+my $victim = $node->background_psql('postgres', on_error_stop => 0);
+my $victim_pid = $victim->query_safe('SELECT pg_backend_pid()');
+$victim->query_safe('BEGIN');
+is( $victim->query_safe(
+		"SELECT promoted, generation, applied_position, provider_token, reason
+		   FROM sog.promote($rid3, 'N3', '108')"),
+	't|4|108|N3|promoted',
+	'crash 3: the promote ran inside the open transaction');
+$node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker_3 ()');
+
+my $log_offset = -s $node->logfile;
+# SIGKILL, not pg_terminate_backend: the backend gets no chance to abort
+# its transaction, and the postmaster treats it as a crash.
+PostgreSQL::Test::Utils::system_or_bail('pg_ctl', 'kill', 'KILL',
+	$victim_pid);
+connection_lost($victim, 'crash 3: the killed promote');
+$node->wait_for_log(
+	qr/server process \(PID $victim_pid\) was terminated by signal 9/,
+	$log_offset);
+$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+	$log_offset);
+$node->wait_for_log(qr/database system is ready to accept connections/,
+	$log_offset);
+ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
+	'crash 3: the cluster is back after crash recovery');
+
+is($node->safe_psql('postgres', "SELECT outcome($rid3)"),
+	'untouched', 'crash 3: the checkpoint is untouched');
+is(checkpoint(), '3|N2|107|running|0',
+	'crash 3: generation 3, token N2, applied 107');
+is(promote($rid3, 'N3', '108'), 't|4|108|N3|promoted',
+	'crash 3: the retried promote wins');
+is($node->safe_psql('postgres', "SELECT outcome($rid3)"),
+	'promoted', 'crash 3: the checkpoint is fully promoted');
+is(promote($rid3, 'N3', '108'), 't|4|108|N3|already_promoted',
+	'crash 3: a second retry converges');
+
+#
+# 4. The promote commits, and the server stops immediately before the
+# client learns the outcome: the retry finds the promotion.
+#
+my $rid4 = $node->safe_psql('postgres',
+	"SELECT id FROM sog.begin_recovery($cp, 4, 'N3', 'topic=orders', '108', true)");
+is( $node->safe_psql(
+		'postgres', "SELECT page($rid4, ARRAY['108', '109'])"),
+	'108 verified, 109 apply',
+	'crash 4: the page 108..109 committed (109 new)');
+$node->safe_psql('postgres',
+	"SELECT * FROM sog.promote($rid4, 'N4', '109')");
+
+$node->stop('immediate');
+$node->start;
+
+is($node->safe_psql('postgres', "SELECT outcome($rid4)"),
+	'promoted', 'crash 4: the committed promotion survived in full');
+is(checkpoint(), '5|N4|109|running|0',
+	'crash 4: generation 5, token N4, applied 109');
+is(promote($rid4, 'N4', '109'), 't|5|109|N4|already_promoted',
+	'crash 4: the retry with the same successor converges');
+my ($stdout, $stderr);
+my $ret = $node->psql(
+	'postgres',
+	"\\set VERBOSITY verbose
+	 SELECT * FROM sog.promote($rid4, 'N5', '109')",
+	stdout => \$stdout,
+	stderr => \$stderr);
+isnt($ret, 0, 'crash 4: a retry with another successor fails');
+like($stderr, qr/ERROR:  55000:/, 'crash 4: ... with 55000');
+is(checkpoint(), '5|N4|109|running|0', 'crash 4: and changes nothing');
+
+#
+# Across all four: every attempt promoted exactly once, every effect in the
+# sink exactly once, and generation 5 continues with the normal path.
+#
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(state, ' ' ORDER BY id) FROM sog.recovery WHERE checkpoint_id = $cp"
+	),
+	'promoted promoted promoted promoted',
+	'all four attempts are promoted');
+is( $node->safe_psql(
+		'postgres',
+		"SET lock_timeout = '10s'; SELECT sink_batch($cp, 5, ARRAY['109', '110'])"),
+	'{f,t}',
+	'generation 5 continues: 109 is a duplicate, 110 is new');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
+	'10|10|101|110',
+	'every position 101..110 is in the sink exactly once');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*), min(\"position\"::numeric), max(\"position\"::numeric)
+		   FROM sog.receipts($cp)"),
+	'10|101|110',
+	'receipts 101..110');
+
+$node->stop;
+done_testing();
