@@ -862,7 +862,7 @@ sog_gap_resolve(int64 gap_id, const char *resolution, const char *note)
 	TEXT_ARG(resolution, 1);
 	TEXT_ARG(note, 2);
 	exec_once("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
-			  "note = $3, resolved_by = CURRENT_USER "
+			  "note = $3, resolved_by = SESSION_USER "
 			  "WHERE id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
 			  3, types, values, nulls, false, true);
 	return SPI_processed == 1;
@@ -879,7 +879,7 @@ sog_gap_resolve_open(int64 checkpoint_id, const char *resolution, const char *no
 	TEXT_ARG(resolution, 1);
 	TEXT_ARG(note, 2);
 	exec_once("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
-			  "note = $3, resolved_by = CURRENT_USER "
+			  "note = $3, resolved_by = SESSION_USER "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
 			  3, types, values, nulls, false, true);
 	return (int64) SPI_processed;

@@ -19,6 +19,9 @@
 #   clang, libclang-rt-14-dev the fuzzer: libFuzzer, ASan and UBSan runtimes
 #   llvm-14                   llvm-symbolizer, for readable sanitizer reports
 #   make, gcc                 the PGXS build
+#   libssl-dev, openssl       the benchmark's plain-C SHA-256 loop (bench/
+#                             hashloop.c, also compiled by the bench smoke
+#                             test) and `openssl speed`
 # runuser (util-linux) is essential on Debian and always present.
 
 set -euo pipefail
@@ -26,7 +29,7 @@ set -euo pipefail
 case "${1:-all}" in
 	all)
 		pkgs=(make gcc perl postgresql-15 postgresql-server-dev-15 libipc-run-perl
-			clang libclang-rt-14-dev llvm-14)
+			clang libclang-rt-14-dev llvm-14 libssl-dev openssl)
 		;;
 	fuzz)
 		pkgs=(clang libclang-rt-14-dev llvm-14)

@@ -280,6 +280,17 @@ else
 	suite_result tap failed
 fi
 
+# The benchmark's scripts, once each for about a second against the test
+# cluster: they must not rot.  No timing is asserted.
+say "bench smoke"
+if [ "$server_up" != 1 ]; then
+	suite_result bench-smoke failed "not run: $no_server"
+elif as_pg bash "$tree/test/bench-smoke.sh"; then
+	suite_result bench-smoke passed
+else
+	suite_result bench-smoke failed
+fi
+
 # The fuzzer, then its corpus through the server's input function.  A
 # corpus input that is valid UTF-8 without a NUL byte (what text can hold)
 # must either be accepted, with the canonical text a reference in SQL

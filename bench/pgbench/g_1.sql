@@ -1,0 +1,15 @@
+-- (g) sog.apply_batch per transaction, B=1: a batch of one event and (b)'s
+-- sink INSERT in one transaction.  Digest precomputed (see setup_sog.sql).
+\if :ready = 0
+SELECT id AS cp, gen FROM bench_cp WHERE part = :client_id \gset
+\set ready 1
+\endif
+-- Variables: pos (per-client position, -D pos=BASE), client_id (= partition).
+\set pos :pos + 1
+\startpipeline
+BEGIN;
+SELECT sog.apply_batch(:cp, :gen, ARRAY[:pos::bigint::sog.position], (SELECT d FROM bench_digests WHERE b = 1));
+INSERT INTO sink (partition, pos, payload)
+VALUES (:client_id, :pos, rpad(:pos::text, 100, ' payload 0123456789abcdefghijklmnopqrstuvwxyz'));
+COMMIT;
+\endpipeline

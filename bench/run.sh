@@ -1,0 +1,429 @@
+#!/usr/bin/env bash
+# bench/run.sh - `make bench`: stream_offset_guard against what consumers do
+# without it, in ONE run, interleaved, on one throwaway cluster with durable
+# settings (fsync=on, synchronous_commit=on).
+#
+#   bash bench/run.sh                          # the whole table, ~12 min
+#   RUNS=1 DURATION=2 bash bench/run.sh        # a quick end-to-end pass
+#   RUNS=5 DURATION=10 RETRIES=2 bash bench/run.sh   # slower, steadier
+#
+# Variants (bench/pgbench/<v>_1.sql for B=1, <v>_n.sql for B>1; a-e are the
+# reference baselines, byte-identical copies of ../shared/bench/pgbench):
+#   (a) bare sink INSERT          (b) + offsets-table UPDATE with greatest()
+#   (c) (b) + an inbox row per event (unique index)
+#   (d) sink INSERT + pg_replication_origin_xact_setup
+#   (e) idempotent sink (unique index, ON CONFLICT DO NOTHING)
+#   (f) sog.apply per event + the sink INSERT, one transaction
+#   (g) sog.apply_batch per transaction + the sink INSERT, one transaction
+#   (gd) as (g), payload digests computed inside the transaction
+# at B = 1, 100, 1000 events per transaction, 1 and 4 clients (one partition,
+# i.e. one checkpoint, per client), RUNS runs of DURATION s per cell; cells
+# are interleaved (every variant of a cell, then the next cell; then the next
+# run), medians reported.  Plus the scale check ((g), B=100, 4 clients over 4
+# and over 64 checkpoints), receipts on disk after a million events,
+# prune_receipts of a million receipts while another checkpoint applies, and
+# micro-figures (buffer_hash against a plain C loop and `openssl speed`,
+# position compare and input/output).
+#
+# Steps: installs missing Debian packages (make gcc postgresql-15
+# postgresql-server-dev-15 libssl-dev openssl), builds a copy of the working
+# tree and installs it into the system's PostgreSQL (root or sudo), compiles
+# bench/hashloop.c, creates a fresh cluster in $BENCH_DIR (unix socket only,
+# port $BENCH_PORT), runs everything, stops and removes the cluster.
+# As root, the server runs as the postgres OS user (runuser).
+#
+# Output: raw results in bench/results/<timestamp>/ (git-ignored), the
+# summary in bench/latest.md and the chart in bench/results.svg.
+#
+# Environment (defaults in brackets):
+#   RUNS [3] DURATION [4] WARMUP [5]  runs per cell, seconds per run, warm-up s
+#   BATCHES ["1 100 1000"]  CLIENTS ["1 4"]
+#   VARIANTS ["a b c d e f g gd"]  GD_BATCHES ["100 1000"] (batch sizes for gd)
+#   SCALE [1]  SCALE_B [100]       the 4 vs 64 checkpoints check
+#   RECEIPTS_N [1000000]           events for the receipts/prune phase
+#   MICRO [1]  MICRO_N [1000000]   micro-figures and their size
+#   PRUNE_HOLD [2]                 seconds the prune transaction stays open
+#   MAX_OTHER_CPU [10] RETRIES [0] a run with more "other CPU" (% of all
+#                                  cores) is disturbed and redone RETRIES times
+#   BENCH_DIR [/tmp/sog-bench] BENCH_PORT [54340] DB [bench]
+#   INSTALL [private]  private = a copy of PostgreSQL in $BENCH_DIR/pg with the
+#                  extension in it (system untouched); system = install into
+#                  the system PostgreSQL (root/sudo); 0 = use what is installed
+#   SRC_REV [working tree]  a git revision to build instead
+#   KEEP [0]      1 = keep the cluster (stopped) in $BENCH_DIR
+#   PUBLISH [1]   0 = do not overwrite bench/latest.md and bench/results.svg
+#   REPORT_ONLY=<results dir>: rebuild the reports from an earlier run
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+PG_MAJOR=${PG_MAJOR:-15}
+DURATION=${DURATION:-4}
+RUNS=${RUNS:-3}
+WARMUP=${WARMUP:-5}
+BATCHES=${BATCHES:-"1 100 1000"}
+CLIENTS=${CLIENTS:-"1 4"}
+VARIANTS=${VARIANTS:-"a b c d e f g gd"}
+GD_BATCHES=${GD_BATCHES:-"100 1000"}
+SCALE=${SCALE:-1}
+SCALE_B=${SCALE_B:-100}
+RECEIPTS_N=${RECEIPTS_N:-1000000}
+MICRO=${MICRO:-1}
+MICRO_N=${MICRO_N:-1000000}
+PRUNE_HOLD=${PRUNE_HOLD:-2}
+MAX_OTHER_CPU=${MAX_OTHER_CPU:-10}
+RETRIES=${RETRIES:-0}
+BENCH_DIR=${BENCH_DIR:-/tmp/sog-bench}
+BENCH_PORT=${BENCH_PORT:-54340}
+DB=${DB:-bench}
+INSTALL=${INSTALL:-private}
+SRC_REV=${SRC_REV:-}
+KEEP=${KEEP:-0}
+PUBLISH=${PUBLISH:-1}
+REPORT_ONLY=${REPORT_ONLY:-}
+OUT=${OUT:-$HERE/results/$(date +%Y%m%d-%H%M%S)}
+# Durable settings, explicit (the same as ../shared/bench/run-baseline.sh).
+SERVER_OPTS=${SERVER_OPTS:-"-c listen_addresses='' -c unix_socket_permissions=0700 \
+ -c shared_buffers=2GB -c max_wal_size=8GB -c min_wal_size=1GB -c checkpoint_timeout=30min \
+ -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c wal_level=replica \
+ -c max_replication_slots=16 -c max_connections=50 -c jit=off -c log_checkpoints=on"}
+
+T_START=$(date +%s)
+NCPU=$(nproc); CLK=$(getconf CLK_TCK)
+say() { printf '[%4ds] %s\n' $(( $(date +%s) - T_START )) "$*"; }
+die() { say "error: $*"; exit 1; }
+
+# variant -> batch sizes it runs at
+batches_of() { if [ "$1" = gd ]; then echo "$GD_BATCHES"; else echo "$BATCHES"; fi; }
+in_list() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+
+if [ -z "$REPORT_ONLY" ]; then
+mkdir -p "$OUT" || exit 1
+exec > >(tee -a "$OUT/run.log") 2>&1
+
+if [ "$(id -u)" = 0 ]; then as_root() { "$@"; }; as_pg() { runuser -u postgres -- "$@"; }
+else as_root() { sudo "$@"; }; as_pg() { "$@"; }; fi
+
+# ---------------------------------------------------------------- dependencies
+need=(make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR libssl-dev openssl)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null || die "apt-get install failed"
+fi
+PGBIN=${PGBIN:-$(/usr/lib/postgresql/$PG_MAJOR/bin/pg_config --bindir)}
+psql_db() { "${PSQL[@]}" -d "$DB" "$@"; }
+
+# ---------------------------------------------------------------- throwaway dir
+DATA=$BENCH_DIR/data
+STARTED=0
+cleanup() {
+  if [ "$STARTED" = 1 ]; then
+    say "stopping the cluster"
+    as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 || true
+    STARTED=0
+  fi
+  if [ "$KEEP" != 1 ] && [ -d "$BENCH_DIR" ]; then
+    [ -f "$DATA/server.log" ] && cp "$DATA/server.log" "$OUT/server.log" 2>/dev/null
+    rm -rf "$BENCH_DIR"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -f "$DATA/postmaster.pid" ]; then
+  say "a cluster is running in $DATA: stopping it"
+  as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 || die "cannot stop $DATA"
+fi
+rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR" || die "cannot create $BENCH_DIR"
+
+# ---------------------------------------------------------------- build
+# INSTALL=private (default): a private copy of the PostgreSQL installation
+# in $BENCH_DIR/pg with the extension installed into it (DESTDIR); the
+# system's PostgreSQL is not touched, and no root is needed for it.
+# INSTALL=system: build and install into the system's PostgreSQL (root/sudo).
+# INSTALL=0: use the extension the system's PostgreSQL already has.
+# SRC_REV=<git rev>: build that commit instead of the working tree.
+case $INSTALL in
+  private|system)
+    mkdir -p "$BENCH_DIR/src"
+    if [ -n "$SRC_REV" ]; then
+      say "building $SRC_REV of $ROOT ($INSTALL install)"
+      (cd "$ROOT" && git archive "$SRC_REV") | tar -C "$BENCH_DIR/src" -xf - || die "git archive $SRC_REV failed"
+      (cd "$ROOT" && git rev-parse --short "$SRC_REV") > "$OUT/build-rev.txt"
+    else
+      say "building a copy of the working tree $ROOT ($INSTALL install)"
+      tar -C "$ROOT" -cf - --exclude=./.git --exclude=./bench/results --exclude=./results \
+          --exclude=./tmp_check --exclude=./output_iso --exclude='*.o' --exclude='*.so' \
+          --exclude='*.bc' --exclude=./test/fuzz/corpus . | tar -C "$BENCH_DIR/src" -xf - || die "copy failed"
+      (cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null &&
+        { git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo "+ uncommitted changes"; true; }) \
+        > "$OUT/build-rev.txt" 2>/dev/null
+    fi
+    make -C "$BENCH_DIR/src" with_llvm=no PG_CONFIG="$PGBIN/pg_config" >"$OUT/build.log" 2>&1 \
+      || { tail -30 "$OUT/build.log"; die "build failed (see $OUT/build.log)"; }
+    if [ "$INSTALL" = private ]; then
+      PRIV=$BENCH_DIR/pg
+      pglib=$(dirname "$PGBIN")            # e.g. /usr/lib/postgresql/15 (bin, lib)
+      pgshare=$("$PGBIN/pg_config" --sharedir)
+      mkdir -p "$PRIV$(dirname "$pglib")" "$PRIV$(dirname "$pgshare")" || die "cannot create $PRIV"
+      cp -a "$pglib" "$PRIV$(dirname "$pglib")/" && cp -a "$pgshare" "$PRIV$(dirname "$pgshare")/" \
+        || die "cannot copy the PostgreSQL installation to $PRIV"
+      make -C "$BENCH_DIR/src" with_llvm=no PG_CONFIG="$PGBIN/pg_config" DESTDIR="$PRIV" install \
+        >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; die "install into $PRIV failed"; }
+      PGBIN=$PRIV$PGBIN                    # relocatable: finds its lib and share dirs under $PRIV
+    else
+      as_root make -C "$BENCH_DIR/src" with_llvm=no PG_CONFIG="$PGBIN/pg_config" install \
+        >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; die "install failed (see $OUT/build.log)"; }
+    fi ;;
+  0) echo "installed (INSTALL=0)" > "$OUT/build-rev.txt" ;;
+  *) die "INSTALL must be private, system or 0" ;;
+esac
+PSQL=("$PGBIN/psql" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -X -q -v ON_ERROR_STOP=1)
+PGBENCH=("$PGBIN/pgbench" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -n)
+HASHLOOP=$BENCH_DIR/hashloop
+if [ "$MICRO" = 1 ]; then
+  cc -O2 -o "$HASHLOOP" "$HERE/hashloop.c" -lcrypto 2>"$OUT/hashloop-build.log" \
+    || { cat "$OUT/hashloop-build.log"; die "cannot compile bench/hashloop.c (libssl-dev?)"; }
+fi
+
+# ---------------------------------------------------------------- cluster
+[ "$(id -u)" = 0 ] && chown -R postgres: "$BENCH_DIR"
+say "initdb $DATA"
+as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=reject \
+      -E UTF8 --locale=C --no-instructions >"$OUT/initdb.log" 2>&1 || die "initdb failed (see $OUT/initdb.log)"
+say "starting the cluster (port $BENCH_PORT, socket in $BENCH_DIR, no TCP)"
+as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w -t 60 \
+      -o "-p $BENCH_PORT -k $BENCH_DIR $SERVER_OPTS" start >/dev/null \
+  || { tail -20 "$DATA/server.log"; die "pg_ctl start failed"; }
+STARTED=1
+"${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB" || die "createdb failed"
+psql_db -f "$HERE/schema.sql" >/dev/null || die "schema.sql failed"
+psql_db -f "$HERE/setup_sog.sql" >/dev/null || die "setup_sog.sql failed"
+
+{
+  echo "date: $(date -Is)"
+  echo "host: $(uname -srm), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+  echo "memory: $(awk '/^MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "disk: $(df -PT "$BENCH_DIR" | awk 'NR==2{print $2 " on " $1}')"
+  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "extension: built from $(paste -sd" " "$OUT/build-rev.txt" 2>/dev/null)"
+  echo "duration=$DURATION runs=$RUNS warmup=$WARMUP batches=[$BATCHES] clients=[$CLIENTS] variants=[$VARIANTS] gd_batches=[$GD_BATCHES] scale=$SCALE scale_b=$SCALE_B receipts_n=$RECEIPTS_N micro_n=$MICRO_N retries=$RETRIES"
+  psql_db -tAc "SELECT version()"
+  psql_db -tAF= -c "SELECT name, current_setting(name) FROM pg_settings WHERE name IN
+    ('shared_buffers','max_wal_size','min_wal_size','checkpoint_timeout','fsync','synchronous_commit',
+     'full_page_writes','wal_level','wal_sync_method','wal_buffers','wal_writer_delay','commit_delay','jit','autovacuum')
+    ORDER BY name"
+} > "$OUT/env.txt"
+sed 's/^/  /' "$OUT/env.txt"
+
+# ---------------------------------------------------------------- pgbench runs
+# Interference check (as in run-baseline.sh): CPU busy time of the whole VM
+# minus that of this script's children and of our postmaster and its children.
+busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
+proc_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+our_ticks() {
+  local pm p t; t=$(proc_ticks $$)
+  pm=$(head -1 "$DATA/postmaster.pid" 2>/dev/null)
+  if [ -n "$pm" ]; then
+    t=$((t + $(proc_ticks "$pm")))
+    for p in $(pgrep -P "$pm"); do t=$((t + $(proc_ticks "$p"))); done
+  fi
+  echo "$t"
+}
+now_ms() { date +%s%3N; }
+other_since() {   # other CPU % since snapshot "busy ours ms"
+  awk -v b="$(( $(busy_ticks) - $1 ))" -v o="$(( $(our_ticks) - $2 ))" -v ms="$(( $(now_ms) - $3 ))" \
+      -v n="$NCPU" -v hz="$CLK" 'BEGIN{ x = 100 * (b - o) / (ms / 1000 * hz * n); if (x < 0) x = 0; printf "%.0f", x }'
+}
+wait_idle() {
+  local i n
+  for i in $(seq 1 100); do
+    n=$(psql_db -tAc "SELECT count(*) FROM pg_stat_activity
+                      WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+    [ "$n" = 0 ] && return 0
+    sleep 0.1
+  done
+  echo "warning: $n client backends still active"
+}
+# Every run starts from empty sink, inbox and receipt tables (receipts are
+# kept below applied_position only for replays; a TRUNCATE between runs is
+# the bench's shortcut for "pruned").
+prepare_run() {
+  psql_db -c "TRUNCATE sink, sink_u, inbox, sog.receipt" -c "VACUUM offsets, sog.checkpoint" \
+          -c "CHECKPOINT" >/dev/null
+  wait_idle
+}
+
+RUNSEQ=0
+next_base() { RUNSEQ=$((RUNSEQ + 1)); BASE=$((RUNSEQ * 10000000000)); }  # positions only grow
+
+# run_one LABEL SCRIPT B CLIENTS RUN DURATION RECORD [extra pgbench args...]
+run_one() {
+  local label=$1 script=$2 b=$3 c=$4 r=$5 dur=$6 record=$7; shift 7
+  [ -f "$script" ] || { echo "missing $script"; return 1; }
+  local attempt=0
+  while :; do
+    prepare_run
+    next_base
+    local log="$OUT/pgbench/${label}_B${b}_c${c}_r${r}_t${attempt}.log"; mkdir -p "$OUT/pgbench"
+    local lsn0; lsn0=$(psql_db -tAc "SELECT pg_current_wal_lsn()")
+    local b0 o0 t0; b0=$(busy_ticks); o0=$(our_ticks); t0=$(now_ms)
+    "${PGBENCH[@]}" -M prepared -c "$c" -j "$c" -T "$dur" -D B="$b" -D pos="$BASE" \
+        -D origin_ready=0 -D ready=0 "$@" -f "$script" "$DB" >"$log" 2>&1
+    local rc=$?
+    local walb; walb=$(psql_db -tAc "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn0')::bigint")
+    wait_idle
+    local b1 o1 t1 other; b1=$(busy_ticks); o1=$(our_ticks); t1=$(now_ms)
+    other=$(awk -v b="$((b1 - b0))" -v o="$((o1 - o0))" -v ms="$((t1 - t0))" -v n="$NCPU" -v hz="$CLK" \
+            'BEGIN{ x = 100 * (b - o) / (ms / 1000 * hz * n); if (x < 0) x = 0; printf "%.0f", x }')
+    local tps lat ntx status=ok
+    tps=$(awk '/^tps = /{print $3; exit}' "$log"); lat=$(awk '/^latency average = /{print $4; exit}' "$log")
+    ntx=$(awk '/^number of transactions actually processed: /{print $6; exit}' "$log")
+    local wpe; wpe=$(awk -v w="${walb:-0}" -v n="${ntx:-0}" -v b="$b" 'BEGIN{ if (n > 0) printf "%.0f", w / (n * b); else print "NA" }')
+    if [ "$rc" != 0 ] || [ -z "$tps" ] || grep -q 'aborted' "$log"; then
+      status="ERR(rc=$rc)"; tps=${tps:-0}; grep -m3 -E 'error|ERROR' "$log" | sed 's/^/    /'
+    fi
+    local ev; ev=$(awk -v t="$tps" -v b="$b" 'BEGIN{printf "%.0f", t*b}')
+    say "$(printf '%-4s B=%-4s c=%s run %s/%s: %8.0f tps %9s ev/s  lat %s ms  WAL %s B/ev  other CPU %s%%  %s' \
+        "$label" "$b" "$c" "$r" "$RUNS" "$tps" "$ev" "${lat:-NA}" "$wpe" "$other" "$status")"
+    if [ "$record" = 1 ] && [ "$other" -gt "$MAX_OTHER_CPU" ] && [ "$attempt" -lt "$RETRIES" ]; then
+      attempt=$((attempt + 1)); say "  disturbed (other CPU $other% > $MAX_OTHER_CPU%): retry $attempt/$RETRIES"
+      continue
+    fi
+    break
+  done
+  [ "$record" = 1 ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+      "$label" "$b" "$c" "$r" "$tps" "$ev" "${lat:-NA}" "$status" "$wpe" "$other" "$attempt" >> "$OUT/results.tsv"
+  return 0
+}
+script_of() { if [ "$2" = 1 ]; then echo "$HERE/pgbench/${1}_1.sql"; else echo "$HERE/pgbench/${1}_n.sql"; fi; }
+
+ncells=0
+for b in $BATCHES; do for c in $CLIENTS; do for v in $VARIANTS; do
+  in_list "$b" "$(batches_of "$v")" && ncells=$((ncells + 1)); done; done; done
+[ "$SCALE" = 1 ] && ncells=$((ncells + 2))
+say "$ncells cells x $RUNS run(s) x ${DURATION}s (+~0.5s each to reset): about $(( (ncells * RUNS * (DURATION * 10 + 5) / 10 + 2 * WARMUP + 90) / 60 + 1 )) min in all"
+
+: > "$OUT/results.tsv"
+if [ "$WARMUP" -gt 0 ]; then
+  say "warm-up (${WARMUP}s of (c) and ${WARMUP}s of (g), B=1000, 4 clients; not recorded)"
+  run_one warm "$HERE/pgbench/c_n.sql" 1000 4 0 "$WARMUP" 0
+  run_one warm "$HERE/pgbench/g_n.sql" 1000 4 0 "$WARMUP" 0
+fi
+for r in $(seq 1 "$RUNS"); do
+  for b in $BATCHES; do
+    for c in $CLIENTS; do
+      for v in $VARIANTS; do
+        in_list "$b" "$(batches_of "$v")" || continue
+        run_one "$v" "$(script_of "$v" "$b")" "$b" "$c" "$r" "$DURATION" 1
+      done
+    done
+  done
+  if [ "$SCALE" = 1 ]; then   # (g) at B=SCALE_B, 4 clients: 1 or 16 checkpoints per client
+    for npc in 1 16; do
+      run_one "s$npc" "$HERE/pgbench/s_n.sql" "$SCALE_B" 4 "$r" "$DURATION" 1 -D NPC="$npc" -D k=0
+    done
+  fi
+done
+psql_db -c "TRUNCATE sink, sink_u, inbox, sog.receipt" -c "VACUUM sog.checkpoint" >/dev/null
+
+# ---------------------------------------------------------------- receipts on disk, prune
+: > "$OUT/metrics.txt"
+metric() { echo "$1=$2" >> "$OUT/metrics.txt"; }
+say "receipts: $RECEIPTS_N events with apply_batch (B=1000) on a fresh checkpoint"
+read -r CPA GENA < <(psql_db -tA -F' ' -c "SELECT c.id, (sog.claim(c.id, 'bench-receipts')).generation
+                                            FROM sog.register('bench', 'receipts', 'A') AS c")
+read -r CPB GENB < <(psql_db -tA -F' ' -c "SELECT c.id, (sog.claim(c.id, 'bench-probe')).generation
+                                            FROM sog.register('bench', 'receipts', 'B') AS c")
+psql_db -c "TRUNCATE sog.receipt" -c "CHECKPOINT" >/dev/null
+FILL_B=1000; [ "$RECEIPTS_N" -lt 1000 ] && FILL_B=$RECEIPTS_N
+lsn0=$(psql_db -tAc "SELECT pg_current_wal_lsn()")
+next_base
+"${PGBENCH[@]}" -M prepared -c 1 -j 1 -t $((RECEIPTS_N / FILL_B)) -D B=$FILL_B -D pos="$BASE" \
+    -D cp="$CPA" -D gen="$GENA" -f "$HERE/pgbench/fill.sql" "$DB" > "$OUT/fill.log" 2>&1 \
+  || { cat "$OUT/fill.log"; die "fill failed"; }
+psql_db -c "CHECKPOINT" >/dev/null
+psql_db -tA -F' ' -c "SELECT pg_total_relation_size('sog.receipt'), pg_relation_size('sog.receipt'),
+                              pg_indexes_size('sog.receipt'), (SELECT count(*) FROM sog.receipt),
+                              (SELECT sum(n) FROM sog.receipt),
+                              pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn0')::bigint" > "$OUT/receipts.txt"
+read -r R_TOTAL R_HEAP R_INDEX R_ROWS R_N R_WAL < "$OUT/receipts.txt"
+metric receipts_events "$R_N"; metric receipts_rows "$R_ROWS"; metric receipts_total "$R_TOTAL"
+metric receipts_heap "$R_HEAP"; metric receipts_index "$R_INDEX"; metric receipts_wal "$R_WAL"
+metric receipts_fill_tps "$(awk '/^tps = /{print $3; exit}' "$OUT/fill.log")"
+say "  $R_N receipts in $R_ROWS rows: $R_TOTAL bytes (heap $R_HEAP, indexes $R_INDEX)"
+
+say "prune: sog.prune_receipts of $R_N receipts on A, held open ${PRUNE_HOLD}s, while B applies"
+next_base; PBASE=$BASE
+"${PGBENCH[@]}" -M prepared -c 1 -j 1 -T 2 -D pos="$PBASE" -D cp="$CPB" -D gen="$GENB" \
+    -l --log-prefix="$OUT/txlog-alone" -f "$HERE/pgbench/probe.sql" "$DB" > "$OUT/probe-alone.log" 2>&1 \
+  || { cat "$OUT/probe-alone.log"; die "probe failed"; }
+THROUGH=$(psql_db -tAc "SELECT applied_position FROM sog.checkpoint WHERE id = $CPA")
+next_base
+"${PGBENCH[@]}" -M prepared -c 1 -j 1 -T $((PRUNE_HOLD + 2)) -D pos="$BASE" -D cp="$CPB" -D gen="$GENB" \
+    -l --log-prefix="$OUT/txlog-prune" -f "$HERE/pgbench/probe.sql" "$DB" > "$OUT/probe-prune.log" 2>&1 &
+PROBE_PID=$!
+sleep 0.7
+psql_db -tA -F" " -v cp="$CPA" -v through="$THROUGH" -v hold="$PRUNE_HOLD" -f "$HERE/prune.sql" \
+  > "$OUT/prune.txt" || die "prune failed"
+wait "$PROBE_PID" || { cat "$OUT/probe-prune.log"; die "probe during prune failed"; }
+read -r P_N P_T0 P_T1 P_T2 < <(tail -1 "$OUT/prune.txt")
+# pgbench -l lines: client txn latency_us script epoch_s epoch_us (at the end of each transaction)
+cat "$OUT"/txlog-alone.* 2>/dev/null | awk '{print $3}' | sort -n > "$OUT/probe-alone.lat"
+cat "$OUT"/txlog-prune.* 2>/dev/null | awk -v a="$P_T0" -v z="$P_T2" '
+  { end = $5 + $6 / 1e6; start = end - $3 / 1e6; if (end >= a && start <= z) print $3 }' | sort -n > "$OUT/probe-during.lat"
+pct() { awk -v p="$2" '{ v[NR] = $1 } END { if (NR == 0) { print "NA"; exit }
+        i = int(p * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.2f", v[i] / 1000 }' "$1"; }
+metric prune_receipts "$P_N"
+metric prune_s "$(awk -v a="$P_T0" -v b="$P_T1" 'BEGIN{printf "%.4f", b - a}')"
+metric prune_txn_s "$(awk -v a="$P_T0" -v b="$P_T2" 'BEGIN{printf "%.3f", b - a}')"
+metric probe_alone_n "$(wc -l < "$OUT/probe-alone.lat")"
+metric probe_alone_med_ms "$(pct "$OUT/probe-alone.lat" 0.5)"
+metric probe_alone_max_ms "$(pct "$OUT/probe-alone.lat" 1)"
+metric probe_during_n "$(wc -l < "$OUT/probe-during.lat")"
+metric probe_during_med_ms "$(pct "$OUT/probe-during.lat" 0.5)"
+metric probe_during_p99_ms "$(pct "$OUT/probe-during.lat" 0.99)"
+metric probe_during_max_ms "$(pct "$OUT/probe-during.lat" 1)"
+metric probe_overlap_stmt_n "$(cat "$OUT"/txlog-prune.* 2>/dev/null | awk -v a="$P_T0" -v z="$P_T1" '
+  { end = $5 + $6 / 1e6; start = end - $3 / 1e6; if (end >= a && start <= z) n++ } END { print n + 0 }')"
+say "  pruned $P_N in $(grep '^prune_s=' "$OUT/metrics.txt" | cut -d= -f2) s; B's applies during the prune transaction: $(wc -l < "$OUT/probe-during.lat"), max $(pct "$OUT/probe-during.lat" 1) ms"
+psql_db -c "TRUNCATE sink, sog.receipt" >/dev/null
+
+# ---------------------------------------------------------------- micro-figures
+if [ "$MICRO" = 1 ]; then
+  say "micro: openssl speed -seconds 1 sha256 (one core)"
+  snap="$(busy_ticks) $(our_ticks) $(now_ms)"
+  openssl speed -seconds 1 sha256 > "$OUT/openssl-speed.txt" 2>/dev/null
+  metric other_cpu_openssl "$(other_since $snap)"
+  say "micro: bench/hashloop.c over $MICRO_N records"
+  snap="$(busy_ticks) $(our_ticks) $(now_ms)"
+  "$HASHLOOP" "$MICRO_N" 5 > "$OUT/hashloop.txt" || die "hashloop failed"
+  metric other_cpu_hashloop "$(other_since $snap)"
+  say "micro: bench/micro.sql over $MICRO_N rows (buffer_hash, position compare and I/O)"
+  snap="$(busy_ticks) $(our_ticks) $(now_ms)"
+  psql_db -At -F'|' -v N="$MICRO_N" -v RUNS=5 -f "$HERE/micro.sql" > "$OUT/micro.txt" || die "micro.sql failed"
+  metric other_cpu_micro "$(other_since $snap)"
+fi
+echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/env.txt"
+echo "elapsed: $(( $(date +%s) - T_START )) s" >> "$OUT/env.txt"
+cleanup
+trap - EXIT
+else
+  OUT=$REPORT_ONLY
+  [ -s "$OUT/results.tsv" ] || { echo "no $OUT/results.tsv"; exit 1; }
+  RUNS=$(cut -f4 "$OUT/results.tsv" | sort -n | tail -1)
+fi  # REPORT_ONLY
+
+# ---------------------------------------------------------------- reports
+bash "$HERE/report.sh" "$OUT" || exit 1
+if [ "$PUBLISH" = 1 ]; then
+  cp "$OUT/latest.md" "$HERE/latest.md" && cp "$OUT/results.svg" "$HERE/results.svg"
+  say "wrote bench/latest.md and bench/results.svg"
+fi
+say "done; raw results in $OUT"
