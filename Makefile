@@ -22,7 +22,7 @@ EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup position casts binary index hash halt \
-	register apply claim_halt gaps scenarios operators recovery
+	register apply claim_halt gaps scenarios operators recovery receipts
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \

@@ -237,7 +237,7 @@ SELECT resolved_at IS NULL AS open, resolution FROM sog.gap WHERE id = :mgap;
 -- applied_position does not move.
 SELECT sog.resolve_gap(:mgap, 'replayed', NULL);
 SELECT resolved_at IS NOT NULL AS resolved, resolution, note,
-       resolved_by = current_user AS by_current_user
+       resolved_by = session_user AS by_session_user
   FROM sog.gap WHERE id = :mgap;
 SELECT * FROM pg_temp.state(:mcp);
 -- Resolved already: 55000.
@@ -305,7 +305,7 @@ SELECT * FROM pg_temp.state(:kcp);
 SELECT sog.skip_gap(:kcp, :kg, 'metrics are sampled; losing 6..20 is fine');
 SELECT * FROM pg_temp.state(:kcp);
 SELECT reason, resolution, note, resolved_at IS NOT NULL AS resolved,
-       resolved_by = current_user AS by_current_user
+       resolved_by = session_user AS by_session_user
   FROM sog.gap WHERE checkpoint_id = :kcp ORDER BY id;
 SELECT kind, generation, source_cursor, applied_position, verdict, resume_from, note
   FROM sog.manifest_log WHERE checkpoint_id = :kcp AND kind = 'skip';

@@ -400,7 +400,7 @@ BEGIN
 	   OR register."partition" IS NULL OR btrim(register."partition", E' \t\n\r\f\x0B') = '' THEN
 		RAISE EXCEPTION 'consumer, stream and partition must not be blank'
 			USING ERRCODE = '22023',
-				  DETAIL = format('consumer %L, stream %L, partition %L.',
+				  DETAIL = format('The consumer is %L, the stream %L and the partition %L.',
 								  register.consumer, register.stream, register."partition"),
 				  HINT = 'Name the consumer, the stream and the partition, for example (''orders-sink'', ''orders'', ''0'').';
 	END IF;

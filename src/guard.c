@@ -192,20 +192,30 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 				report_gap_pending(cp, pos[i]);
 
 			/*
-			 * Above applied, a receipt exists only if a recovery attempt
-			 * wrote this event: then its effect is durable already.
+			 * Above applied, a receipt exists only where a recovery attempt
+			 * wrote the event (its effect is durable already).  Up to
+			 * receipts_through, every receipt gets a row of its own, so that
+			 * no stored row can span one of the attempt's.
 			 */
 			if (cp->receipts_through &&
-				sog_position_cmp(pos[i], cp->receipts_through) <= 0 &&
-				sog_receipt_lookup(cp->id, pos[i], have, &probe))
+				sog_position_cmp(pos[i], cp->receipts_through) <= 0)
 			{
-				if (memcmp(have, dig[i], SOG_DIGEST_LEN) != 0)
-					report_receipt_conflict(cp, pos[i], have, dig[i]);
-				/* keep stored runs disjoint: close the run before it */
 				sog_receipt_run_store(cp->id, &run);
 				sog_receipt_run_init(&run, n - i);
 				applied = pos[i];
-				result[i] = false;
+				if (sog_receipt_lookup(cp->id, pos[i], have, &probe))
+				{
+					if (memcmp(have, dig[i], SOG_DIGEST_LEN) != 0)
+						report_receipt_conflict(cp, pos[i], have, dig[i]);
+					result[i] = false;
+				}
+				else
+				{
+					sog_receipt_run_add(&run, pos[i], dig[i]);
+					sog_receipt_run_store(cp->id, &run);
+					sog_receipt_run_init(&run, n - i);
+					result[i] = true;
+				}
 				continue;
 			}
 			sog_receipt_run_add(&run, pos[i], dig[i]);
@@ -444,6 +454,17 @@ gap_reason_for(SogVerdict v)
 }
 
 /*
+ * The last position a gap may hold (contract section 7): the read cursor
+ * of an unverifiable read; unknown (NULL) for a divergence, where the
+ * cursor lies behind the applied position.
+ */
+static SogPosition *
+gap_end(SogVerdict v, SogPosition *cursor)
+{
+	return v == SOG_VERDICT_DIVERGENCE ? NULL : cursor;
+}
+
+/*
  * SQL function: sog.claim(checkpoint_id bigint, owner text,
  *	   source_identity text DEFAULT NULL) -> sog.resume_plan
  */
@@ -500,7 +521,9 @@ sog_claim(PG_FUNCTION_ARGS)
 		sog_evaluate_boundary(NULL, above, NULL, &m);
 		m.resume_from = cp.applied_position;
 		gap_id = sog_gap_record(&cp, "identity_changed", m.verdict,
-								cp.applied_position, cursor);
+								cp.applied_position,
+								sog_position_cmp_nullable(cursor, cp.applied_position) > 0 ?
+								cursor : NULL);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
 	else
@@ -524,7 +547,8 @@ sog_claim(PG_FUNCTION_ARGS)
 			case SOG_VERDICT_FAIL_CLOSED:
 			case SOG_VERDICT_DIVERGENCE:
 				gap_id = sog_gap_record(&cp, gap_reason_for(m.verdict), m.verdict,
-										cp.applied_position, cursor);
+										cp.applied_position,
+										gap_end(m.verdict, cursor));
 				cp.state = SOG_STATE_FAILED_CLOSED;
 				break;
 		}
@@ -629,7 +653,7 @@ sog_halt(PG_FUNCTION_ARGS)
 		(m.verdict == SOG_VERDICT_FAIL_CLOSED || m.verdict == SOG_VERDICT_DIVERGENCE))
 	{
 		gap_id = sog_gap_record(&cp, gap_reason_for(m.verdict), m.verdict,
-								cp.applied_position, cursor);
+								cp.applied_position, gap_end(m.verdict, cursor));
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
 	sog_manifest_record(&cp, "halt", cursor, hash, count_isnull, count, &m,
@@ -886,8 +910,8 @@ sog_receipts(PG_FUNCTION_ARGS)
 
 	sog_store_begin();
 	values[0] = Int64GetDatum(id);
-	if (SPI_execute_with_args("SELECT 1 FROM sog.checkpoint WHERE id OPERATOR(pg_catalog.=) $1",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (sog_exec("SELECT 1 FROM sog.checkpoint WHERE id OPERATOR(pg_catalog.=) $1",
+				 1, types, values, NULL, true) != SPI_OK_SELECT)
 		elog(ERROR, "could not read sog.checkpoint");
 	if (SPI_processed == 0)
 		ereport(ERROR,
@@ -945,70 +969,22 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 
 /* -------------------------------------------------- monotonicity trigger */
 
-static SogPosition *
-trigger_position(HeapTuple tup, TupleDesc desc, const char *col)
-{
-	int			att = SPI_fnumber(desc, col);
-	bool		isnull;
-	Datum		d;
-
-	if (att <= 0)
-		elog(ERROR, "column \"%s\" is missing", col);
-	d = heap_getattr(tup, att, desc, &isnull);
-	return isnull ? NULL : DatumGetSogPositionP(d);
-}
-
 /*
  * Trigger function: sog.checkpoint_guard(), BEFORE UPDATE FOR EACH ROW on
  * sog.checkpoint.  Refuses (SG005) any update, by any role and any path,
- * that moves applied_position, generation or prune_horizon backward.
+ * that moves applied_position, generation or prune_horizon backward.  The
+ * extension's own writer performs the same check (sog_check_monotonic).
  */
 PG_FUNCTION_INFO_V1(sog_checkpoint_guard);
 Datum
 sog_checkpoint_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *trig = (TriggerData *) fcinfo->context;
-	TupleDesc	desc;
-	HeapTuple	oldt;
-	HeapTuple	newt;
-	int			att;
-	bool		on;
-	bool		nn;
-	int64		og;
-	int64		ng;
-	static const char *const cols[] = {"applied_position", "prune_horizon"};
-	int			i;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ||
 		!TRIGGER_FIRED_BEFORE(trig->tg_event) || !TRIGGER_FIRED_FOR_ROW(trig->tg_event))
 		elog(ERROR, "sog_checkpoint_guard must be a BEFORE UPDATE FOR EACH ROW trigger");
-	desc = RelationGetDescr(trig->tg_relation);
-	oldt = trig->tg_trigtuple;
-	newt = trig->tg_newtuple;
-
-	att = SPI_fnumber(desc, "generation");
-	og = DatumGetInt64(heap_getattr(oldt, att, desc, &on));
-	ng = DatumGetInt64(heap_getattr(newt, att, desc, &nn));
-	if (nn || (!on && ng < og))
-		ereport(ERROR,
-				(errcode(ERRCODE_SOG_REGRESSION),
-				 errmsg("generation of a checkpoint cannot move backward"),
-				 errdetail("The update would change generation from " INT64_FORMAT " to %s.",
-						   og, nn ? "NULL" : psprintf(INT64_FORMAT, ng)),
-				 errhint("Generations only grow; use sog.claim() to take over a checkpoint.")));
-
-	for (i = 0; i < (int) lengthof(cols); i++)
-	{
-		SogPosition *o = trigger_position(oldt, desc, cols[i]);
-		SogPosition *n = trigger_position(newt, desc, cols[i]);
-
-		if (sog_position_cmp_nullable(n, o) < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_SOG_REGRESSION),
-					 errmsg("%s of a checkpoint cannot move backward", cols[i]),
-					 errdetail("The update would change %s from %s to %s.",
-							   cols[i], pos_str(o), n ? sog_position_to_cstring(n) : "NULL"),
-					 errhint("Positions only grow; the extension's functions maintain this column.")));
-	}
-	return PointerGetDatum(newt);
+	sog_check_monotonic(trig->tg_trigtuple, trig->tg_newtuple,
+						RelationGetDescr(trig->tg_relation));
+	return PointerGetDatum(trig->tg_newtuple);
 }

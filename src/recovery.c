@@ -22,7 +22,8 @@
  * (sog_checkpoint_lock, see store.c), then reads the attempt on the newest
  * snapshot.  All attempts of one checkpoint therefore serialize with each
  * other and with the normal sink path; a claim (new generation) fences
- * every open attempt (SG001 on its next event, "lost" at promotion).
+ * every open attempt: it concludes them as lost, so their next event is
+ * refused (55000) and their promotion answers "lost".
  *
  * All queries here go through one-off SPI plans: recovery is rare, and
  * clarity beats the microseconds a kept plan would save.
@@ -296,11 +297,15 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	int64		id;
 	bool		isnull;
 	Datum		result;
+	TupleDesc	rowdesc;
 
 	require_arg(fcinfo, 0, "checkpoint_id");
 	require_arg(fcinfo, 1, "generation");
 	require_arg(fcinfo, 5, "anchor_inclusive");
 	inclusive = PG_GETARG_BOOL(5);
+	if (get_call_result_type(fcinfo, NULL, &rowdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	rowdesc = BlessTupleDesc(rowdesc);
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "begin_recovery");
@@ -389,7 +394,8 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(id);
 	sog_exec("SELECT * FROM sog.recovery WHERE id OPERATOR(pg_catalog.=) $1",
 			 1, types, values, NULL, true);
-	result = PointerGetDatum(SPI_returntuple(SPI_tuptable->vals[0], SPI_tuptable->tupdesc));
+	/* a datum of the row type sog.recovery, in the caller's context */
+	result = heap_copy_tuple_as_datum(SPI_tuptable->vals[0], rowdesc);
 	sog_store_end();
 	PG_RETURN_DATUM(result);
 }
@@ -503,9 +509,9 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 	types[2] = TEXTOID;
 	values[2] = CStringGetTextDatum(outcome);
 	sog_exec("UPDATE sog.recovery SET last_position = $2, "
-			 "events_verified = events_verified + (($3 OPERATOR(pg_catalog.=) 'verified')::int), "
-			 "events_applied = events_applied + (($3 OPERATOR(pg_catalog.=) 'apply')::int), "
-			 "events_duplicate = events_duplicate + (($3 OPERATOR(pg_catalog.=) 'duplicate')::int), "
+			 "events_verified = events_verified OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'verified')::int), "
+			 "events_applied = events_applied OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'apply')::int), "
+			 "events_duplicate = events_duplicate OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'duplicate')::int), "
 			 "advance_through = CASE WHEN $3 OPERATOR(pg_catalog.=) 'verified' THEN advance_through ELSE $2 END "
 			 "WHERE id OPERATOR(pg_catalog.=) $1",
 			 3, types, values, NULL, false);

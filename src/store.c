@@ -71,18 +71,24 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -140,7 +146,17 @@ static struct
 	SPIPlanPtr	plan_receipt_lookup;
 	SPIPlanPtr	plan_gap_insert;
 	SPIPlanPtr	plan_manifest_insert;
+	Oid			receipt_rel;
+	AttrNumber	receipt_attnum[6];
+	bool		direct_checked; /* direct_* below are current */
+	bool		direct_checkpoint;	/* write sog.checkpoint with the heap AM */
+	bool		direct_receipt; /* insert into sog.receipt with the heap AM */
+	bool		callback_registered;
 } cache;
+
+static const char *const receipt_cols[6] = {
+	"checkpoint_id", "first_position", "last_position", "n", "positions", "digests"
+};
 
 static void decode_run(int row, SogReceiptRun *run);
 
@@ -168,6 +184,15 @@ free_plan(SPIPlanPtr *plan)
 	if (*plan)
 		SPI_freeplan(*plan);
 	*plan = NULL;
+}
+
+/* A relcache change of our tables (a new index or trigger) re-decides. */
+static void
+store_relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == cache.checkpoint_rel ||
+		relid == cache.receipt_rel)
+		cache.direct_checked = false;
 }
 
 /*
@@ -209,15 +234,95 @@ store_refresh_cache(void)
 		if (cache.attnum[i] == InvalidAttrNumber)
 			elog(ERROR, "column sog.checkpoint.%s is missing", col_names[i]);
 	}
+	cache.receipt_rel = get_relname_relid("receipt", nsp);
+	if (!OidIsValid(cache.receipt_rel))
+		elog(ERROR, "table sog.receipt is missing");
+	for (i = 0; i < 6; i++)
+	{
+		cache.receipt_attnum[i] = get_attnum(cache.receipt_rel, receipt_cols[i]);
+		if (cache.receipt_attnum[i] == InvalidAttrNumber)
+			elog(ERROR, "column sog.receipt.%s is missing", receipt_cols[i]);
+	}
+	if (!cache.callback_registered)
+	{
+		CacheRegisterRelcacheCallback(store_relcache_callback, (Datum) 0);
+		cache.callback_registered = true;
+	}
+	cache.direct_checked = false;
 	cache.checkpoint_rel = rel;
 }
 
 /*
- * Open the SPI connection for the store's queries.  SPI_connect switches to
- * SPI's procedure context, which SPI_finish deletes; we switch back to the
- * caller's context, so everything the store and its callers palloc (decoded
- * receipts, manifests, result values) survives sog_store_end().  Query
- * results stay in SPI's own contexts and are copied out before use.
+ * May rows of rel be written with the heap AM directly (simple_heap_* plus
+ * CatalogIndexInsert), bypassing the executor?  Only when that is exactly
+ * what the executor would do: every index a plain immediate one (no
+ * expressions, no predicate, no exclusion constraint) and no trigger other
+ * than the extension's own trigger own_trigger (whose check the direct
+ * writer performs itself).  Otherwise - an operator added an expression
+ * index or an audit trigger - the store falls back to SPI.
+ */
+static bool
+relation_allows_direct(Oid relid, const char *own_trigger)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	ListCell   *lc;
+	bool		ok = true;
+	int			i;
+
+	foreach(lc, indexes)
+	{
+		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+
+		if (!idx->rd_index->indimmediate || idx->rd_index->indisexclusion ||
+			!idx->rd_index->indisready ||
+			!heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
+			!heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL))
+			ok = false;
+		index_close(idx, AccessShareLock);
+	}
+	list_free(indexes);
+	if (rel->trigdesc)
+		for (i = 0; i < rel->trigdesc->numtriggers; i++)
+		{
+			Trigger    *t = &rel->trigdesc->triggers[i];
+
+			/*
+			 * Our own trigger, whose check the writer makes itself, and the
+			 * referenced side's foreign-key triggers, which act only when
+			 * the key changes (the direct writer never changes it), are
+			 * fine; any other trigger must run, so SPI must write.
+			 */
+			if (own_trigger && strcmp(t->tgname, own_trigger) == 0)
+				continue;
+			if (t->tgisinternal && RI_FKey_trigger_type(t->tgfoid) == RI_TRIGGER_PK)
+				continue;
+			ok = false;
+		}
+	table_close(rel, AccessShareLock);
+	return ok;
+}
+
+/* Decide, once per relcache change, whether the direct write paths apply. */
+static void
+store_check_direct(void)
+{
+	if (cache.direct_checked)
+		return;
+	cache.direct_checkpoint = relation_allows_direct(cache.checkpoint_rel,
+													 "checkpoint_monotonic");
+	cache.direct_receipt = relation_allows_direct(cache.receipt_rel, NULL);
+	cache.direct_checked = true;
+}
+
+/*
+ * Open the SPI connection for the store's queries.  SPI_connect, and every
+ * SPI call after it, leaves SPI's procedure context current, which
+ * SPI_finish deletes; the store switches back to the caller's context after
+ * each (exec_latest, exec_once, keep_plan), so everything the store and its
+ * callers palloc (decoded receipts, manifests, result values) survives
+ * sog_store_end().  Query results stay in SPI's own contexts and are copied
+ * out before use.
  */
 void
 sog_store_begin(void)
@@ -242,7 +347,11 @@ keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 {
 	if (*slot == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+		MemoryContext caller = CurrentMemoryContext;
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes,
+												CURSOR_OPT_GENERIC_PLAN);
+
+		MemoryContextSwitchTo(caller);
 
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
@@ -258,10 +367,12 @@ static int
 exec_latest(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only,
 			long count)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	int			rc;
 
 	rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
 							  InvalidSnapshot, read_only, true, count);
+	MemoryContextSwitchTo(caller);	/* SPI leaves its procedure context current */
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
 	return rc;
@@ -296,6 +407,20 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 
 	store_refresh_cache();
 
+	/* every caller changes state: refuse where the executor would */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change checkpoint " INT64_FORMAT " during recovery", id),
+				 errdetail("This server is a standby: checkpoints, receipts and gaps change only on the primary."),
+				 errhint("Connect the consumer to the primary.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change checkpoint " INT64_FORMAT " in a read-only transaction", id),
+				 errdetail("Claims, applies, halts and gap changes write the checkpoint's row."),
+				 errhint("Run the sink transaction as READ WRITE.")));
+
 	rel = table_open(cache.checkpoint_rel, RowExclusiveLock);
 	idx = index_open(cache.checkpoint_pkey, AccessShareLock);
 	slot = table_slot_create(rel, NULL);
@@ -315,22 +440,38 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 
 	if (found)
 	{
-		/* lock the newest version, waiting for its holder, following updates */
-		res = table_tuple_lock(rel, &tid, SnapshotSelf, slot,
-							   GetCurrentCommandId(true),
-							   LockTupleNoKeyExclusive, LockWaitBlock,
-							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
-		switch (res)
+		bool		shouldfree;
+		HeapTuple	tup = ExecFetchSlotHeapTuple(slot, false, &shouldfree);
+
+		/*
+		 * A version our own transaction wrote (an earlier call's update) is
+		 * ours alone already: every other writer waits on the version
+		 * before it.  Otherwise lock the newest version, waiting for its
+		 * holder and following updates.
+		 */
+		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
 		{
-			case TM_Ok:
-				break;
-			case TM_Deleted:
-				found = false;
-				break;
-			default:
-				elog(ERROR, "could not lock checkpoint " INT64_FORMAT ": result %d",
-					 id, (int) res);
+			res = table_tuple_lock(rel, &tid, SnapshotSelf, slot,
+								   GetCurrentCommandId(true),
+								   LockTupleNoKeyExclusive, LockWaitBlock,
+								   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+			switch (res)
+			{
+				case TM_Ok:
+					break;
+				case TM_Deleted:
+					found = false;
+					break;
+				default:
+					ereport(ERROR,
+							(errcode(ERRCODE_INTERNAL_ERROR),
+							 errmsg("could not lock checkpoint " INT64_FORMAT, id),
+							 errdetail("The row lock returned status %d.", (int) res),
+							 errhint("Retry the transaction; report this if it persists.")));
+			}
 		}
+		if (shouldfree)
+			heap_freetuple(tup);
 	}
 	if (!found)
 		ereport(ERROR,
@@ -344,6 +485,8 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 	n = slot->tts_isnull;
 #define COL(c) v[cache.attnum[c] - 1], n[cache.attnum[c] - 1]
 	memset(cp, 0, sizeof(*cp));
+	cp->tuple = ExecCopySlotHeapTuple(slot);
+	cp->tid = slot->tts_tid;
 	cp->id = id;
 	cp->consumer = text_or_null(COL(COL_CONSUMER));
 	cp->stream = text_or_null(COL(COL_STREAM));
@@ -415,8 +558,8 @@ sog_check_generation(const SogCheckpoint *cp, int64 generation,
 #define TEXT_ARG(s, i) \
 	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; nulls[i] = (s) ? ' ' : 'n'; } while (0)
 
-void
-sog_checkpoint_write(const SogCheckpoint *cp)
+static void
+checkpoint_write_spi(const SogCheckpoint *cp)
 {
 	Oid			types[14];
 	Datum		values[14];
@@ -468,6 +611,136 @@ sog_checkpoint_write(const SogCheckpoint *cp)
 	rc = exec_latest(plan, values, nulls, false, 0);
 	if (rc != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not update checkpoint " INT64_FORMAT, cp->id);
+}
+
+/* Set column c of a tuple being built to a position, text or NULL. */
+#define SET_POS(c, p) \
+	do { int a_ = cache.attnum[c] - 1; repl[a_] = true; nulls[a_] = (p) == NULL; \
+		 values[a_] = PointerGetDatum(p); } while (0)
+#define SET_TEXT(c, s) \
+	do { int a_ = cache.attnum[c] - 1; repl[a_] = true; nulls[a_] = (s) == NULL; \
+		 values[a_] = (s) ? CStringGetTextDatum(s) : (Datum) 0; } while (0)
+
+/*
+ * Write back every mutable column of *cp with the heap AM, replacing the
+ * version sog_checkpoint_lock() read (which the caller holds locked):
+ * simple_heap_update plus index entries when the update is not HOT
+ * (CatalogTupleUpdate), exactly what the executor would do for this table
+ * (store_check_direct), without its per-statement costs: no plan, no
+ * executor start, no re-parsing of the CHECK constraints.  The C code only
+ * writes values those constraints allow; the monotonicity the trigger
+ * enforces for other writers is checked here the same way.  cp->tuple and
+ * cp->tid follow the new version, and the command counter is advanced so
+ * the next call of this transaction sees it.
+ */
+void
+sog_checkpoint_write(SogCheckpoint *cp)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	Datum	   *values;
+	bool	   *nulls;
+	bool	   *repl;
+	HeapTuple	newtup;
+	int			a;
+
+	store_check_direct();
+	if (!cache.direct_checkpoint)
+	{
+		checkpoint_write_spi(cp);
+		return;
+	}
+
+	rel = table_open(cache.checkpoint_rel, RowExclusiveLock);
+	desc = RelationGetDescr(rel);
+	values = palloc0(sizeof(Datum) * desc->natts);
+	nulls = palloc0(sizeof(bool) * desc->natts);
+	repl = palloc0(sizeof(bool) * desc->natts);
+
+	a = cache.attnum[COL_GENERATION] - 1;
+	repl[a] = true;
+	values[a] = Int64GetDatum(cp->generation);
+	SET_TEXT(COL_OWNER, cp->owner);
+	SET_TEXT(COL_PROVIDER_TOKEN, cp->provider_token);
+	SET_POS(COL_SOURCE_CURSOR, cp->source_cursor);
+	SET_POS(COL_READ_BASE, cp->read_base);
+	SET_TEXT(COL_READ_HASH, cp->read_hash);
+	a = cache.attnum[COL_READ_COUNT] - 1;
+	repl[a] = true;
+	nulls[a] = cp->read_count_isnull;
+	values[a] = Int64GetDatum(cp->read_count);
+	SET_POS(COL_APPLIED_POSITION, cp->applied_position);
+	SET_POS(COL_PRUNE_HORIZON, cp->prune_horizon);
+	SET_TEXT(COL_STATE, sog_state_label(cp->state));
+	SET_TEXT(COL_SOURCE_IDENTITY, cp->source_identity);
+	SET_POS(COL_RECEIPTS_THROUGH, cp->receipts_through);
+	a = cache.attnum[COL_UPDATED_AT] - 1;
+	repl[a] = true;
+	values[a] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	if (cp->claimed)
+	{
+		a = cache.attnum[COL_CLAIMED_AT] - 1;
+		repl[a] = true;
+		values[a] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
+	}
+
+	newtup = heap_modify_tuple(cp->tuple, desc, values, nulls, repl);
+	sog_check_monotonic(cp->tuple, newtup, desc);
+	CatalogTupleUpdate(rel, &cp->tid, newtup);
+	cp->tid = newtup->t_self;
+	cp->tuple = newtup;
+	CommandCounterIncrement();
+	table_close(rel, NoLock);
+}
+
+static SogPosition *
+tuple_position(HeapTuple tup, TupleDesc desc, const char *col)
+{
+	int			att = SPI_fnumber(desc, col);
+	bool		isnull;
+	Datum		d;
+
+	if (att <= 0)
+		elog(ERROR, "column \"%s\" is missing", col);
+	d = heap_getattr(tup, att, desc, &isnull);
+	return isnull ? NULL : DatumGetSogPositionP(d);
+}
+
+void
+sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc)
+{
+	static const char *const cols[] = {"applied_position", "prune_horizon"};
+	int			att = SPI_fnumber(desc, "generation");
+	bool		on;
+	bool		nn;
+	int64		og;
+	int64		ng;
+	int			i;
+
+	og = DatumGetInt64(heap_getattr(oldt, att, desc, &on));
+	ng = DatumGetInt64(heap_getattr(newt, att, desc, &nn));
+	if (nn || (!on && ng < og))
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_REGRESSION),
+				 errmsg("generation of a checkpoint cannot move backward"),
+				 errdetail("The update would change generation from " INT64_FORMAT " to %s.",
+						   og, nn ? "NULL" : psprintf(INT64_FORMAT, ng)),
+				 errhint("Generations only grow; use sog.claim() to take over a checkpoint.")));
+
+	for (i = 0; i < (int) lengthof(cols); i++)
+	{
+		SogPosition *o = tuple_position(oldt, desc, cols[i]);
+		SogPosition *n = tuple_position(newt, desc, cols[i]);
+
+		if (sog_position_cmp_nullable(n, o) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_SOG_REGRESSION),
+					 errmsg("%s of a checkpoint cannot move backward", cols[i]),
+					 errdetail("The update would change %s from %s to %s.",
+							   cols[i], o ? sog_position_to_cstring(o) : "NULL",
+							   n ? sog_position_to_cstring(n) : "NULL"),
+					 errhint("Positions only grow; the extension's functions maintain this column.")));
+	}
 }
 
 /* ---------------------------------------------------------------- receipts */
@@ -533,6 +806,48 @@ sog_receipt_run_find(const SogReceiptRun *run, const SogPosition *pos,
 	return false;
 }
 
+/*
+ * Length prefix of a position in a sparse receipt row: one byte for an
+ * encoding shorter than 128 bytes (every practical position), else two
+ * bytes, big-endian, with the high bit of the first set (encodings are at
+ * most SOG_POS_MAX_ENCODED = 649 bytes).
+ */
+static void
+put_length(StringInfo buf, size_t len)
+{
+	if (len < 0x80)
+		appendStringInfoChar(buf, (char) len);
+	else
+	{
+		appendStringInfoChar(buf, (char) (0x80 | (len >> 8)));
+		appendStringInfoChar(buf, (char) (len & 0xFF));
+	}
+}
+
+/* Read a length prefix at *p (before end); false if it is truncated. */
+static bool
+get_length(const uint8 **p, const uint8 *end, size_t *len)
+{
+	if (*p >= end)
+		return false;
+	if ((**p & 0x80) == 0)
+	{
+		*len = *(*p)++;
+		return true;
+	}
+	if (end - *p < 2)
+		return false;
+	*len = ((size_t) ((*p)[0] & 0x7F) << 8) | (*p)[1];
+	*p += 2;
+	return true;
+}
+
+static size_t
+length_bytes(size_t len)
+{
+	return len < 0x80 ? 1 : 2;
+}
+
 static bytea *
 make_bytea(const void *data, size_t len)
 {
@@ -577,13 +892,35 @@ store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
 		{
 			size_t		len = SOG_POS_NBYTES(run->positions[i]);
 
-			appendStringInfoChar(&buf, (char) len);
+			put_length(&buf, len);
 			appendBinaryStringInfo(&buf, (const char *) SOG_POS_BYTES(run->positions[i]), len);
 		}
 		values[4] = PointerGetDatum(make_bytea(buf.data, buf.len));
 	}
 	values[5] = PointerGetDatum(make_bytea(run->digests + (size_t) lo * SOG_DIGEST_LEN,
 										   (size_t) (hi - lo) * SOG_DIGEST_LEN));
+
+	store_check_direct();
+	if (cache.direct_receipt)
+	{
+		/* heap_insert plus the primary key entry, as the executor would */
+		Relation	rel = table_open(cache.receipt_rel, RowExclusiveLock);
+		TupleDesc	desc = RelationGetDescr(rel);
+		Datum	   *rv = palloc0(sizeof(Datum) * desc->natts);
+		bool	   *rn = palloc(sizeof(bool) * desc->natts);
+		int			i;
+
+		memset(rn, true, sizeof(bool) * desc->natts);
+		for (i = 0; i < 6; i++)
+		{
+			rv[cache.receipt_attnum[i] - 1] = values[i];
+			rn[cache.receipt_attnum[i] - 1] = nulls[i] == 'n';
+		}
+		CatalogTupleInsert(rel, heap_form_tuple(desc, rv, rn));
+		CommandCounterIncrement();
+		table_close(rel, NoLock);
+		return;
+	}
 	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not store receipts of checkpoint " INT64_FORMAT, checkpoint_id);
 }
@@ -611,7 +948,8 @@ sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 		while (hi < run->n)
 		{
 			size_t		add = SOG_DIGEST_LEN +
-				(run->dense ? 0 : 1 + SOG_POS_NBYTES(run->positions[hi]));
+				(run->dense ? 0 : length_bytes(SOG_POS_NBYTES(run->positions[hi])) +
+				 SOG_POS_NBYTES(run->positions[hi]));
 
 			if (hi > lo && bytes + add > SOG_RECEIPT_ROW_BYTES)
 				break;
@@ -769,16 +1107,21 @@ static int
 exec_once(const char *sql, int nargs, Oid *types, Datum *values,
 		  const char *nulls, bool read_only, bool use_latest)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
 	int			rc;
 
+	MemoryContextSwitchTo(caller);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
 			 SPI_result_code_string(SPI_result));
 	if (use_latest)
 		rc = exec_latest(plan, values, nulls, read_only, 0);
 	else
+	{
 		rc = SPI_execute_plan(plan, values, nulls, read_only, 0);
+		MemoryContextSwitchTo(caller);
+	}
 	if (rc < 0)
 		elog(ERROR, "SPI failed for \"%s\": %s", sql, SPI_result_code_string(rc));
 	SPI_freeplan(plan);
@@ -885,6 +1228,18 @@ sog_gap_resolve_open(int64 checkpoint_id, const char *resolution, const char *no
 	return (int64) SPI_processed;
 }
 
+/* A stored receipt row does not decode: the table was changed by hand. */
+static void
+report_corrupt_run(const SogPosition *first, int receipt, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("receipt row starting at position %s is corrupt",
+					first ? sog_position_to_cstring(first) : "(unknown)"),
+			 errdetail("At receipt %d: %s.", receipt + 1, what),
+			 errhint("sog.receipt is written only by the extension; restore it from a backup or prune past this row.")));
+}
+
 /*
  * Decode run tuple (first_position, n, positions, digests) of the current
  * SPI result row i into a SogReceiptRun in the current memory context.
@@ -903,16 +1258,17 @@ decode_run(int row, SogReceiptRun *run)
 	const uint8 *d = (const uint8 *) VARDATA_ANY(dig);
 	int			i;
 
-	if (VARSIZE_ANY_EXHDR(dig) != (Size) n * SOG_DIGEST_LEN)
-		elog(ERROR, "receipt run is corrupt: %d receipts, %zu digest bytes",
-			 n, (size_t) VARSIZE_ANY_EXHDR(dig));
+	if (n <= 0 || VARSIZE_ANY_EXHDR(dig) != (Size) n * SOG_DIGEST_LEN)
+		report_corrupt_run(first, 0,
+						   psprintf("%d receipts but %zu digest bytes",
+									n, (size_t) VARSIZE_ANY_EXHDR(dig)));
 	sog_receipt_run_init(run, n);
 	if (posnull)
 	{
 		uint64		fu;
 
 		if (!sog_pos_to_uint64(SOG_POS_BYTES(first), SOG_POS_NBYTES(first), &fu))
-			elog(ERROR, "dense receipt run does not start at an integer");
+			report_corrupt_run(first, 0, "a dense row must start at an integer position");
 		for (i = 0; i < n; i++)
 		{
 			uint8_t		enc[SOG_POS_MAX_ENCODED];
@@ -932,15 +1288,15 @@ decode_run(int row, SogReceiptRun *run)
 		{
 			size_t		len;
 
-			if (p >= end)
-				elog(ERROR, "receipt run is corrupt at receipt %d", i);
-			len = *p++;
-			if (len > (size_t) (end - p) || !sog_pos_encoding_valid(p, len))
-				elog(ERROR, "receipt run is corrupt at receipt %d", i);
+			if (!get_length(&p, end, &len) || len > (size_t) (end - p) ||
+				!sog_pos_encoding_valid(p, len))
+				report_corrupt_run(first, i, "the position list is truncated or invalid");
 			sog_receipt_run_add(run, sog_position_from_encoding(p, len),
 								d + (size_t) i * SOG_DIGEST_LEN);
 			p += len;
 		}
+		if (p != end)
+			report_corrupt_run(first, n - 1, "the position list is longer than its count");
 	}
 }
 
@@ -974,6 +1330,8 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
 			  "AND last_position OPERATOR(pg_catalog.>) $2 "
 			  "RETURNING first_position, n, positions, digests",
 			  2, types, values, NULL, false, true);
+	if (SPI_processed > 1)
+		report_corrupt_run(NULL, 0, "receipt rows of one checkpoint overlap");
 	if (SPI_processed == 1)
 	{
 		decode_run(0, &run);
@@ -998,38 +1356,63 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 	Oid			types[3] = {INT8OID, cache.position_type, cache.position_type};
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
-	uint64		nrows;
-	uint64		r;
-	SPITupleTable *tt;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext batchcxt;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	bool		done = false;
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
 	POS_ARG(to, 2);
-	exec_once("SELECT first_position, n, positions, digests FROM sog.receipt "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
-			  "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
-			  "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
-			  3, types, values, nulls, true, false);
-	nrows = SPI_processed;
-	tt = SPI_tuptable;
-	for (r = 0; r < nrows; r++)
+	plan = SPI_prepare("SELECT first_position, n, positions, digests FROM sog.receipt "
+					   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+					   "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
+					   "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
+					   "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
+					   3, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, values, nulls, true);
+
+	/* a batch of rows at a time, so memory stays bounded however many */
+	batchcxt = AllocSetContextCreate(caller, "sog receipts scan",
+									 ALLOCSET_DEFAULT_SIZES);
+	while (!done)
 	{
-		SogReceiptRun run;
-		int			i;
+		uint64		r;
 
 		CHECK_FOR_INTERRUPTS();
-		SPI_tuptable = tt;
-		decode_run((int) r, &run);
-		for (i = 0; i < run.n; i++)
+		SPI_cursor_fetch(portal, true, 64);
+		MemoryContextSwitchTo(batchcxt);
+		if (SPI_processed == 0)
+			break;
+		for (r = 0; r < SPI_processed && !done; r++)
 		{
-			if (from && sog_position_cmp(run.positions[i], from) < 0)
-				continue;
-			if (to && sog_position_cmp(run.positions[i], to) > 0)
-				break;
-			emit(arg, run.positions[i], run.digests + (size_t) i * SOG_DIGEST_LEN);
+			SogReceiptRun run;
+			int			i;
+
+			decode_run((int) r, &run);
+			for (i = 0; i < run.n; i++)
+			{
+				if (from && sog_position_cmp(run.positions[i], from) < 0)
+					continue;
+				if (to && sog_position_cmp(run.positions[i], to) > 0)
+				{
+					done = true;	/* rows are in position order */
+					break;
+				}
+				emit(arg, run.positions[i], run.digests + (size_t) i * SOG_DIGEST_LEN);
+			}
 		}
+		SPI_freetuptable(SPI_tuptable);
+		MemoryContextSwitchTo(caller);
+		MemoryContextReset(batchcxt);
 	}
+	MemoryContextSwitchTo(caller);
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+	MemoryContextDelete(batchcxt);
 }
 
 /*

@@ -13,6 +13,10 @@
 
 #include "postgres.h"
 
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "storage/itemptr.h"
+
 #include "halt.h"
 #include "position.h"
 #include "sog.h"
@@ -51,6 +55,8 @@ typedef struct SogCheckpoint
 	bool		claimed_at_isnull;
 	TimestampTz claimed_at;		/* when the current generation began */
 	bool		claimed;		/* set by claim/promote: write claimed_at */
+	HeapTuple	tuple;			/* the row version read (and locked) */
+	ItemPointerData tid;		/* its location */
 } SogCheckpoint;
 
 /* A run of receipts being built by one apply call (in memory). */
@@ -85,8 +91,17 @@ extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp);
 extern void sog_check_generation(const SogCheckpoint *cp, int64 generation,
 								 const char *action);
 
-/* Write back every mutable column of *cp (the row must be locked). */
-extern void sog_checkpoint_write(const SogCheckpoint *cp);
+/*
+ * Write back every mutable column of *cp (the row must be locked); cp then
+ * describes the new row version.
+ */
+extern void sog_checkpoint_write(SogCheckpoint *cp);
+
+/*
+ * Raise SG005 if newt moves generation, applied_position or prune_horizon
+ * of oldt backward (the trigger's check, shared with the direct writer).
+ */
+extern void sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc);
 
 /* Receipts */
 extern void sog_receipt_run_init(SogReceiptRun *run, int expected);
