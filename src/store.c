@@ -752,30 +752,22 @@ sog_receipt_run_init(SogReceiptRun *run, int expected)
 	run->cap = Max(expected, 1);
 	run->digests = palloc(run->cap * SOG_DIGEST_LEN);
 	run->positions = palloc(run->cap * sizeof(SogPosition *));
-	run->dense = true;
-	run->first_u64 = 0;
+	run->single = true;
 }
 
 void
 sog_receipt_run_add(SogReceiptRun *run, SogPosition *pos, const uint8 *digest)
 {
-	uint64		u;
-
 	if (run->n == run->cap)
 	{
 		run->cap *= 2;
 		run->digests = repalloc(run->digests, run->cap * SOG_DIGEST_LEN);
 		run->positions = repalloc(run->positions, run->cap * sizeof(SogPosition *));
 	}
-	if (run->dense)
-	{
-		if (!sog_pos_to_uint64(SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos), &u))
-			run->dense = false;
-		else if (run->n == 0)
-			run->first_u64 = u;
-		else if (u != run->first_u64 + (uint64) run->n)
-			run->dense = false;
-	}
+	/* one component: a digit count, then exactly its BCD bytes */
+	if (run->single &&
+		SOG_POS_NBYTES(pos) != 2 + (size_t) (SOG_POS_BYTES(pos)[1] + 1) / 2)
+		run->single = false;
 	memcpy(run->digests + (size_t) run->n * SOG_DIGEST_LEN, digest, SOG_DIGEST_LEN);
 	run->positions[run->n++] = pos;
 }
@@ -935,10 +927,30 @@ store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
  */
 #define SOG_RECEIPT_ROW_BYTES	3900
 
+/*
+ * Is the run dense: one-component positions first, first+1, ..., first+n-1?
+ * Positions in a run strictly increase, so n one-component positions whose
+ * last is first + n - 1 are exactly that sequence.
+ */
+static bool
+run_is_dense(const SogReceiptRun *run)
+{
+	uint64		first;
+	uint64		last;
+
+	return run->n > 0 && run->single &&
+		sog_pos_to_uint64(SOG_POS_BYTES(run->positions[0]),
+						  SOG_POS_NBYTES(run->positions[0]), &first) &&
+		sog_pos_to_uint64(SOG_POS_BYTES(run->positions[run->n - 1]),
+						  SOG_POS_NBYTES(run->positions[run->n - 1]), &last) &&
+		last - first == (uint64) (run->n - 1);
+}
+
 void
 sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 {
 	int			lo = 0;
+	bool		dense = run_is_dense(run);
 
 	while (lo < run->n)
 	{
@@ -948,7 +960,7 @@ sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 		while (hi < run->n)
 		{
 			size_t		add = SOG_DIGEST_LEN +
-				(run->dense ? 0 : length_bytes(SOG_POS_NBYTES(run->positions[hi])) +
+				(dense ? 0 : length_bytes(SOG_POS_NBYTES(run->positions[hi])) +
 				 SOG_POS_NBYTES(run->positions[hi]));
 
 			if (hi > lo && bytes + add > SOG_RECEIPT_ROW_BYTES)
@@ -956,7 +968,7 @@ sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 			bytes += add;
 			hi++;
 		}
-		store_chunk(checkpoint_id, run, lo, hi, run->dense);
+		store_chunk(checkpoint_id, run, lo, hi, dense);
 		lo = hi;
 	}
 }

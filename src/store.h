@@ -66,8 +66,7 @@ typedef struct SogReceiptRun
 	int			cap;
 	uint8	   *digests;		/* n x 32 bytes */
 	SogPosition **positions;	/* n positions */
-	bool		dense;			/* consecutive one-component integers so far */
-	uint64		first_u64;		/* valid while dense */
+	bool		single;			/* every position has one component */
 } SogReceiptRun;
 
 extern const char *sog_state_label(SogState s);
