@@ -148,6 +148,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The regression tests load the contract's vectors from test/contract-v1.json,
+# a copy of the shared contract-v1.json kept in the repository so that a clone
+# is self-contained.  Where the shared original sits beside the clone (as in
+# CI), the copy must be identical to it.
+say "contract vectors"
+shared_vectors=$srcdir/../shared/testvectors/contract-v1.json
+if [ ! -f "$shared_vectors" ]; then
+	echo "vectors: no ../shared/testvectors/contract-v1.json beside the clone; using test/contract-v1.json"
+elif cmp -s "$shared_vectors" "$srcdir/test/contract-v1.json"; then
+	echo "vectors: test/contract-v1.json is identical to ../shared/testvectors/contract-v1.json"
+else
+	echo "vectors: test/contract-v1.json differs from ../shared/testvectors/contract-v1.json:"
+	diff "$shared_vectors" "$srcdir/test/contract-v1.json" | head -20
+	suite_result vectors failed "the copy is stale: cp ../shared/testvectors/contract-v1.json test/"
+fi
+
 # --- 2. build and install -------------------------------------------------------
 
 say "build (copy of the working tree in $tree)"
