@@ -15,6 +15,7 @@
 use strict;
 use warnings;
 
+use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -26,29 +27,9 @@ $node->init;
 $node->append_conf('postgresql.conf', 'restart_after_crash = on');
 $node->start;
 
-# The sink table has no unique key on purpose: a double apply must show up
-# as a duplicate row, not as an error.
-$node->safe_psql(
-	'postgres', q{
-CREATE EXTENSION stream_offset_guard;
-CREATE TABLE sink (pos sog.position NOT NULL, payload text NOT NULL);
--- What a consumer does per batch inside its sink transaction: one
--- apply_batch, then the effect of every event that came back true.  The
--- payload of position N is 'pN'.
-CREATE FUNCTION sink_batch(cp bigint, gen bigint, positions text[])
-RETURNS boolean[] LANGUAGE plpgsql AS $$
-DECLARE
-	fresh boolean[];
-BEGIN
-	fresh := sog.apply_batch(cp, gen, positions::sog.position[],
-		ARRAY(SELECT sog.payload_digest(convert_to('p' || p, 'UTF8'))
-				FROM unnest(positions) WITH ORDINALITY AS u(p, o) ORDER BY o));
-	INSERT INTO sink
-		SELECT p::sog.position, 'p' || p
-		  FROM unnest(positions, fresh) AS u(p, f) WHERE f;
-	RETURN fresh;
-END $$;
-});
+# The extension, the sink table and the helpers every crash test uses
+# (t/sink_setup.sql).
+$node->safe_psql('postgres', slurp_file("$FindBin::Bin/sink_setup.sql"));
 
 my $cp = $node->safe_psql('postgres',
 	q{SELECT id FROM sog.register('c1', 'orders', '0')});
