@@ -15,6 +15,7 @@ OBJS = \
 	src/store.o \
 	src/guard.o \
 	src/recovery.o \
+	src/util.o \
 	$(WIN32RES)
 PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
 

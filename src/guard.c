@@ -47,39 +47,10 @@
 
 /* ------------------------------------------------------------ arguments */
 
-static void
-require_arg(FunctionCallInfo fcinfo, int n, const char *name)
-{
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be NULL", name),
-				 errdetail("Argument %d (%s) is NULL.", n + 1, name),
-				 errhint("Pass a value for %s.", name)));
-}
-
-static bool
-is_blank(const char *s)
-{
-	if (s == NULL)
-		return true;
-	for (; *s; s++)
-		if (!(*s == ' ' || *s == '\t' || *s == '\n' || *s == '\v' ||
-			  *s == '\f' || *s == '\r'))
-			return false;
-	return true;
-}
-
 static char *
 text_arg_or_null(FunctionCallInfo fcinfo, int n)
 {
 	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
-}
-
-static const char *
-pos_str(const SogPosition *p)
-{
-	return p ? sog_position_to_cstring(p) : "(none)";
 }
 
 /* ------------------------------------------------------ shared state moves */
@@ -125,21 +96,21 @@ report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_GAP_PENDING),
 				 errmsg("position %s is beyond an unverified gap of checkpoint " INT64_FORMAT,
-						pos_str(pos), cp->id),
+						sog_pos_str(pos), cp->id),
 				 errdetail("The predecessor read through %s but applied only through %s; the records in (%s, %s] have not been verified.",
-						   pos_str(cp->source_cursor), pos_str(cp->applied_position),
-						   cp->read_base ? pos_str(cp->read_base) : "start",
-						   pos_str(cp->source_cursor)),
+						   sog_pos_str(cp->source_cursor), sog_pos_str(cp->applied_position),
+						   cp->read_base ? sog_pos_str(cp->read_base) : "start",
+						   sog_pos_str(cp->source_cursor)),
 				 errhint("Re-fetch (%s, %s], hash it and call sog.verify_gap() before applying newer events.",
-						 cp->read_base ? pos_str(cp->read_base) : "start",
-						 pos_str(cp->source_cursor))));
+						 cp->read_base ? sog_pos_str(cp->read_base) : "start",
+						 sog_pos_str(cp->source_cursor))));
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_GAP_PENDING),
 				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
-						pos_str(pos), cp->id),
+						sog_pos_str(pos), cp->id),
 				 errdetail("The checkpoint failed closed at applied position %s; records after it cannot be proven.",
-						   pos_str(cp->applied_position)),
+						   sog_pos_str(cp->applied_position)),
 				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
 }
 
@@ -159,7 +130,7 @@ report_receipt_conflict(const SogCheckpoint *cp, const SogPosition *pos,
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_RECEIPT_CONFLICT),
 			 errmsg("receipt conflict at position %s of checkpoint " INT64_FORMAT,
-					pos_str(pos), cp->id),
+					sog_pos_str(pos), cp->id),
 			 errdetail("The receipt records payload digest %s; this event carries %s.",
 					   hx1, hx2),
 			 errhint("The source returned different bytes for an applied position: stop and audit the stream; do not write this event.")));
@@ -239,9 +210,9 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 			ereport(ERROR,
 					(errcode(ERRCODE_SOG_REGRESSION),
 					 errmsg("position %s of checkpoint " INT64_FORMAT " is out of order",
-							pos_str(pos[i]), cp->id),
+							sog_pos_str(pos[i]), cp->id),
 					 errdetail("The checkpoint has applied through %s and holds no receipt for %s (prune horizon %s).",
-							   pos_str(applied), pos_str(pos[i]), pos_str(cp->prune_horizon)),
+							   sog_pos_str(applied), sog_pos_str(pos[i]), sog_pos_str(cp->prune_horizon)),
 					 errhint("Apply events in increasing position order, resuming from the resume_from of sog.claim().")));
 	}
 
@@ -271,10 +242,10 @@ sog_apply(PG_FUNCTION_ARGS)
 	const uint8 *dig;
 	bool		result;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
-	require_arg(fcinfo, 2, "position");
-	require_arg(fcinfo, 3, "payload_digest");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "position");
+	sog_require_arg(fcinfo, 3, "payload_digest");
 	pos = PG_GETARG_SOG_POSITION_P(2);
 	digest = PG_GETARG_BYTEA_PP(3);
 	sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(digest));
@@ -314,10 +285,10 @@ sog_apply_batch(PG_FUNCTION_ARGS)
 	char		typalign;
 	int			i;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
-	require_arg(fcinfo, 2, "positions");
-	require_arg(fcinfo, 3, "payload_digests");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "positions");
+	sog_require_arg(fcinfo, 3, "payload_digests");
 	parr = PG_GETARG_ARRAYTYPE_P(2);
 	darr = PG_GETARG_ARRAYTYPE_P(3);
 	if (ARR_NDIM(parr) > 1 || ARR_NDIM(darr) > 1)
@@ -382,9 +353,9 @@ sog_note_read(PG_FUNCTION_ARGS)
 	SogCheckpoint cp;
 	SogPosition *cursor;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
-	require_arg(fcinfo, 2, "source_cursor");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "source_cursor");
 	cursor = PG_GETARG_SOG_POSITION_P(2);
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
@@ -395,8 +366,8 @@ sog_note_read(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_REGRESSION),
 				 errmsg("read cursor %s of checkpoint " INT64_FORMAT " is behind its applied position",
-						pos_str(cursor), cp.id),
-				 errdetail("The checkpoint has applied through %s.", pos_str(cp.applied_position)),
+						sog_pos_str(cursor), cp.id),
+				 errdetail("The checkpoint has applied through %s.", sog_pos_str(cp.applied_position)),
 				 errhint("Report the last position fetched from the source; it cannot be below what was applied.")));
 	if (!PG_ARGISNULL(4) && PG_GETARG_INT64(4) < 0)
 		ereport(ERROR,
@@ -487,9 +458,9 @@ sog_claim(PG_FUNCTION_ARGS)
 	Datum		values[12];
 	bool		nulls[12];
 
-	require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
 	owner = text_arg_or_null(fcinfo, 1);
-	if (is_blank(owner))
+	if (sog_is_blank(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("owner must not be blank"),
@@ -611,8 +582,8 @@ sog_halt(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		result;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
 	if (!count_isnull && count < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -680,9 +651,9 @@ sog_verify_gap(PG_FUNCTION_ARGS)
 	char	   *replay;
 	bool		match;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
-	require_arg(fcinfo, 2, "replay_hash");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "replay_hash");
 	replay = text_to_cstring(PG_GETARG_TEXT_PP(2));
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
@@ -724,8 +695,8 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 	SogManifest m;
 	SogPosition *from;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "skip_gap");
 	if (!cp.telemetry)
@@ -734,9 +705,9 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 				 errmsg("cannot skip a gap of critical checkpoint " INT64_FORMAT, cp.id),
 				 errdetail("Checkpoint %s/%s/%s is critical; records in (%s, %s] would be lost.",
 						   cp.consumer, cp.stream, cp.partition,
-						   pos_str(cp.applied_position), pos_str(cp.source_cursor)),
+						   sog_pos_str(cp.applied_position), sog_pos_str(cp.source_cursor)),
 				 errhint("Replay the gap, or have an operator accept the loss with sog.resolve_gap().")));
-	if (is_blank(reason))
+	if (sog_is_blank(reason))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a skipped gap needs a reason"),
@@ -752,8 +723,8 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 	cp.state = SOG_STATE_RUNNING;
 	sog_evaluate_boundary(cp.applied_position, cp.applied_position, NULL, &m);
 	sog_manifest_record(&cp, "skip", cp.applied_position, NULL, true, 0, &m, 0,
-						psprintf("skipped (%s, %s]: %s", pos_str(from),
-								 pos_str(cp.applied_position), reason));
+						psprintf("skipped (%s, %s]: %s", sog_pos_str(from),
+								 sog_pos_str(cp.applied_position), reason));
 	sog_checkpoint_write(&cp);
 	sog_store_end();
 	PG_RETURN_VOID();
@@ -775,7 +746,7 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
 	int64		checkpoint_id;
 	SogCheckpoint cp;
 
-	require_arg(fcinfo, 0, "gap_id");
+	sog_require_arg(fcinfo, 0, "gap_id");
 	gap_id = PG_GETARG_INT64(0);
 	if (resolution == NULL ||
 		(strcmp(resolution, "replayed") != 0 && strcmp(resolution, "accepted_loss") != 0))
@@ -785,7 +756,7 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
 						resolution ? resolution : "NULL", resolution ? "\"" : ""),
 				 errdetail("A gap is resolved as \"replayed\" or \"accepted_loss\"."),
 				 errhint("Use \"replayed\" when the records were re-applied, \"accepted_loss\" with a note otherwise.")));
-	if (strcmp(resolution, "accepted_loss") == 0 && is_blank(note))
+	if (strcmp(resolution, "accepted_loss") == 0 && sog_is_blank(note))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("accepting a loss needs a note"),
@@ -837,8 +808,8 @@ sog_commit_page(PG_FUNCTION_ARGS)
 	char	   *successor = text_arg_or_null(fcinfo, 3);
 	bool		same;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "commit_page");
 
@@ -903,7 +874,7 @@ sog_receipts(PG_FUNCTION_ARGS)
 	Oid			types[1] = {INT8OID};
 	Datum		values[1];
 
-	require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
 	id = PG_GETARG_INT64(0);
 	SOG_INIT_MATERIALIZED_SRF(fcinfo);
 	sink.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -938,8 +909,8 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 	SogPosition *through;
 	int64		dropped;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "through");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "through");
 	through = PG_GETARG_SOG_POSITION_P(1);
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
@@ -949,11 +920,11 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 				 errmsg("cannot prune receipts above the applied position of checkpoint " INT64_FORMAT, cp.id),
 				 cp.applied_position ?
 				 errdetail("Pruning through %s was requested, but the checkpoint has applied only through %s.",
-						   pos_str(through), pos_str(cp.applied_position)) :
+						   sog_pos_str(through), sog_pos_str(cp.applied_position)) :
 				 errdetail("Pruning through %s was requested, but the checkpoint has applied nothing yet.",
-						   pos_str(through)),
+						   sog_pos_str(through)),
 				 cp.applied_position ?
-				 errhint("Prune through a position at or below %s.", pos_str(cp.applied_position)) :
+				 errhint("Prune through a position at or below %s.", sog_pos_str(cp.applied_position)) :
 				 errhint("There is nothing to prune before the first event is applied.")));
 
 	sog_store_begin();

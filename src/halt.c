@@ -225,19 +225,6 @@ sog_manifest_datum(const SogManifest *m, TupleDesc tupdesc)
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
 }
 
-/* True when s is NULL, empty, or only ASCII white space. */
-static bool
-is_blank(const char *s)
-{
-	if (s == NULL)
-		return true;
-	for (; *s; s++)
-		if (!(*s == ' ' || *s == '\t' || *s == '\n' || *s == '\v' ||
-			  *s == '\f' || *s == '\r'))
-			return false;
-	return true;
-}
-
 /*
  * SQL function: sog.evaluate_halt(source_cursor sog.position,
  *	   sink_commit sog.position, buffer_hash text, idempotency_key text)
@@ -256,7 +243,7 @@ sog_evaluate_halt(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	SogManifest m;
 
-	if (is_blank(key))
+	if (sog_is_blank(key))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("idempotency key must not be blank"),

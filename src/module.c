@@ -5,7 +5,10 @@
  *
  * The subsystems live in their own files: position_codec.c and position.c
  * (the position type), hash.c (digests and the buffer hash), halt.c (pure
- * halt evaluation).
+ * halt evaluation), store.c (checkpoint rows, receipts, gaps, manifests and
+ * the locking rules), guard.c (claim, apply, halt, gaps: the guarded sink
+ * transaction), recovery.c (expired-token recovery), util.c (argument
+ * checks), compat.h (every PG_VERSION_NUM guard).
  *
  *-------------------------------------------------------------------------
  */

@@ -75,23 +75,6 @@ typedef struct SogRecovery
 	char	   *result_token;
 } SogRecovery;
 
-static const char *
-pos_str(const SogPosition *p)
-{
-	return p ? sog_position_to_cstring(p) : "(none)";
-}
-
-static void
-require_arg(FunctionCallInfo fcinfo, int n, const char *name)
-{
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be NULL", name),
-				 errdetail("Argument %d (%s) is NULL.", n + 1, name),
-				 errhint("Pass a value for %s.", name)));
-}
-
 /*
  * Read a provider's contract.  A checkpoint without a provider gets the safe
  * defaults; a provider name that is not in sog.provider is an error.
@@ -299,9 +282,9 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	Datum		result;
 	TupleDesc	rowdesc;
 
-	require_arg(fcinfo, 0, "checkpoint_id");
-	require_arg(fcinfo, 1, "generation");
-	require_arg(fcinfo, 5, "anchor_inclusive");
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 5, "anchor_inclusive");
 	inclusive = PG_GETARG_BOOL(5);
 	if (get_call_result_type(fcinfo, NULL, &rowdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -331,7 +314,7 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 				 errmsg("provider \"%s\" cannot seek inclusively", cp.provider) :
 				 errmsg("a checkpoint without a provider cannot seek inclusively"),
 				 errdetail("The attempt asks to start at anchor %s itself, but sog.provider says seek_inclusive is false.",
-						   pos_str(anchor)),
+						   sog_pos_str(anchor)),
 				 errhint("Seek after the anchor (anchor_inclusive false), or correct the provider's row if its documentation allows an inclusive seek.")));
 
 	/* the checks of the contract, in its order */
@@ -421,9 +404,9 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 	Oid			types[3];
 	Datum		values[3];
 
-	require_arg(fcinfo, 0, "recovery_id");
-	require_arg(fcinfo, 1, "position");
-	require_arg(fcinfo, 2, "payload_digest");
+	sog_require_arg(fcinfo, 0, "recovery_id");
+	sog_require_arg(fcinfo, 1, "position");
+	sog_require_arg(fcinfo, 2, "payload_digest");
 	id = PG_GETARG_INT64(0);
 	pos = PG_GETARG_SOG_POSITION_P(1);
 	digest = PG_GETARG_BYTEA_PP(2);
@@ -476,9 +459,9 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_GAP_PENDING),
 				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
-						pos_str(pos), cp.id),
+						sog_pos_str(pos), cp.id),
 				 errdetail("The checkpoint failed closed at applied position %s; no new event is written until its gap is resolved.",
-						   pos_str(cp.applied_position)),
+						   sog_pos_str(cp.applied_position)),
 				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
 	else
 	{
@@ -542,7 +525,7 @@ sog_promote(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	bool		nulls[5] = {false, false, false, false, false};
 
-	require_arg(fcinfo, 0, "recovery_id");
+	sog_require_arg(fcinfo, 0, "recovery_id");
 	id = PG_GETARG_INT64(0);
 	SOG_INIT_MATERIALIZED_SRF(fcinfo);
 	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;

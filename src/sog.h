@@ -23,4 +23,18 @@
 /* SHA-256 digest length */
 #define SOG_DIGEST_LEN				32
 
+/* util.c */
+struct FunctionCallInfoBaseData;
+struct varlena;
+
+/* Raise 22023 if SQL argument n (named name) is NULL. */
+extern void sog_require_arg(struct FunctionCallInfoBaseData *fcinfo, int n,
+							const char *name);
+
+/* True when s is NULL, empty, or only ASCII white space. */
+extern bool sog_is_blank(const char *s);
+
+/* Canonical text of a position for messages; "(none)" for NULL. */
+extern const char *sog_pos_str(const struct varlena *p);
+
 #endif							/* SOG_H */
