@@ -34,6 +34,10 @@ CREATE TYPE sog.position (
 	ALIGNMENT = int4,
 	STORAGE = main
 );
+COMMENT ON FUNCTION sog.position_in(cstring) IS 'text input of sog.position (22P02 on bad input)';
+COMMENT ON FUNCTION sog.position_out(sog.position) IS 'canonical text output of sog.position';
+COMMENT ON FUNCTION sog.position_recv(internal) IS 'binary input: version byte 1, then the canonical text (22P03 on bad input)';
+COMMENT ON FUNCTION sog.position_send(sog.position) IS 'binary output: version byte 1, then the canonical text';
 COMMENT ON TYPE sog.position IS
 	'stream position: 1 to 8 non-negative integers joined by "-", ordered component by component';
 
