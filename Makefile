@@ -27,7 +27,8 @@ REGRESS = setup position casts binary index hash halt \
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
-	recovery_claim_race recovery_commit_page_race notify_gap
+	recovery_claim_race recovery_commit_page_race notify_gap \
+	direct_path_ddl
 ISOLATION_OPTS =
 TAP_TESTS = 1
 

@@ -89,6 +89,34 @@ DROP INDEX sog.checkpoint_lower_consumer;
 SELECT sog.apply_batch(:ex, :eg, ARRAY['4']::sog.position[], ARRAY[sog.payload_digest('4')]);
 SELECT applied_position FROM sog.checkpoint WHERE id = :ex;
 
+-- The same for what else the executor enforces: a CHECK constraint an
+-- operator adds holds for the extension's writes too, and a column added to
+-- sog.receipt gets its default.
+ALTER TABLE sog.checkpoint ADD CONSTRAINT regress_applied_below_10
+	CHECK (consumer <> 'receipts-executor' OR applied_position IS NULL
+		   OR applied_position < '10'::sog.position);
+\set VERBOSITY sqlstate
+SELECT sog.apply(:ex, :eg, '10', sog.payload_digest('10'));
+\set VERBOSITY terse
+SELECT sog.apply(:ex, :eg, '9', sog.payload_digest('9'));
+ALTER TABLE sog.checkpoint DROP CONSTRAINT regress_applied_below_10;
+ALTER TABLE sog.receipt ADD COLUMN regress_noted boolean NOT NULL DEFAULT false;
+ALTER TABLE sog.receipt ALTER COLUMN regress_noted SET DEFAULT true;
+SELECT sog.apply_batch(:ex, :eg, ARRAY['11', '12']::sog.position[],
+					   ARRAY[sog.payload_digest('11'), sog.payload_digest('12')]);
+SELECT first_position, n, regress_noted FROM sog.receipt
+ WHERE checkpoint_id = :ex ORDER BY last_position;
+ALTER TABLE sog.receipt DROP COLUMN regress_noted;
+SELECT sog.apply(:ex, :eg, '13', sog.payload_digest('13'));
+
+-- A checkpoint row written earlier in the same command (a data-modifying
+-- CTE) is updated like any other.
+WITH touched AS (
+	UPDATE sog.checkpoint SET query_scope = query_scope WHERE id = :ex RETURNING id
+)
+SELECT sog.note_read(touched.id, :eg, '20', 'feed', 7) FROM touched;
+SELECT source_cursor, read_hash, read_count FROM sog.checkpoint WHERE id = :ex;
+
 -- 5. In a read-only transaction nothing changes.
 BEGIN TRANSACTION READ ONLY;
 \set VERBOSITY sqlstate

@@ -39,6 +39,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 
 #include "compat.h"
 #include "hash.h"
@@ -280,15 +281,11 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	int64		id;
 	bool		isnull;
 	Datum		result;
-	TupleDesc	rowdesc;
 
 	sog_require_arg(fcinfo, 0, "checkpoint_id");
 	sog_require_arg(fcinfo, 1, "generation");
 	sog_require_arg(fcinfo, 5, "anchor_inclusive");
 	inclusive = PG_GETARG_BOOL(5);
-	if (get_call_result_type(fcinfo, NULL, &rowdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	rowdesc = BlessTupleDesc(rowdesc);
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "begin_recovery");
@@ -375,10 +372,11 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 		fail_attempt(&cp, id, failure, cp.source_cursor);
 
 	values[0] = Int64GetDatum(id);
-	sog_exec("SELECT * FROM sog.recovery WHERE id OPERATOR(pg_catalog.=) $1",
+	sog_exec("SELECT r FROM sog.recovery r WHERE r.id OPERATOR(pg_catalog.=) $1",
 			 1, types, values, NULL, true);
-	/* a datum of the row type sog.recovery, in the caller's context */
-	result = heap_copy_tuple_as_datum(SPI_tuptable->vals[0], rowdesc);
+	/* the whole-row datum (dropped columns included), in the caller's context */
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	result = datumCopy(result, false, -1);
 	sog_store_end();
 	PG_RETURN_DATUM(result);
 }

@@ -74,7 +74,10 @@
 #include "access/xlog.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_trigger.h"
+#include "executor/executor.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "commands/trigger.h"
@@ -84,7 +87,6 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
-#include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -148,10 +150,6 @@ static struct
 	SPIPlanPtr	plan_manifest_insert;
 	Oid			receipt_rel;
 	AttrNumber	receipt_attnum[6];
-	bool		direct_checked; /* direct_* below are current */
-	bool		direct_checkpoint;	/* write sog.checkpoint with the heap AM */
-	bool		direct_receipt; /* insert into sog.receipt with the heap AM */
-	bool		callback_registered;
 } cache;
 
 static const char *const receipt_cols[6] = {
@@ -184,15 +182,6 @@ free_plan(SPIPlanPtr *plan)
 	if (*plan)
 		SPI_freeplan(*plan);
 	*plan = NULL;
-}
-
-/* A relcache change of our tables (a new index or trigger) re-decides. */
-static void
-store_relcache_callback(Datum arg, Oid relid)
-{
-	if (relid == InvalidOid || relid == cache.checkpoint_rel ||
-		relid == cache.receipt_rel)
-		cache.direct_checked = false;
 }
 
 /*
@@ -243,77 +232,85 @@ store_refresh_cache(void)
 		if (cache.receipt_attnum[i] == InvalidAttrNumber)
 			elog(ERROR, "column sog.receipt.%s is missing", receipt_cols[i]);
 	}
-	if (!cache.callback_registered)
-	{
-		CacheRegisterRelcacheCallback(store_relcache_callback, (Datum) 0);
-		cache.callback_registered = true;
-	}
-	cache.direct_checked = false;
 	cache.checkpoint_rel = rel;
 }
 
 /*
- * May rows of rel be written with the heap AM directly (simple_heap_* plus
+ * May this write to rel go through the heap AM directly (simple_heap_* and
  * CatalogIndexInsert), bypassing the executor?  Only when that is exactly
- * what the executor would do: every index a plain immediate one (no
- * expressions, no predicate, no exclusion constraint) and no trigger other
- * than the extension's own trigger own_trigger (whose check the direct
- * writer performs itself).  Otherwise - an operator added an expression
- * index or an audit trigger - the store falls back to SPI.
+ * what the executor would do.  Decided at every write, with rel open and
+ * locked (RowExclusiveLock conflicts with CREATE INDEX, CREATE TRIGGER,
+ * CREATE RULE and ALTER TABLE, so nothing can change until we commit) and
+ * with the very index state the write will use:
+ *	- a heap table, not a partition, no rules;
+ *	- every index plain and immediate (no expressions, no predicate, no
+ *	  exclusion constraint);
+ *	- exactly the extension's CHECK constraints (expected_checks), which its
+ *	  C code never violates, no stored generated column, and for an insert
+ *	  exactly the extension's columns (expected_natts, or -1 for any: an
+ *	  update keeps the values of columns it does not know);
+ *	- no trigger but the extension's own (own_trigger, whose check the
+ *	  writer makes itself) and the referenced side's foreign-key triggers
+ *	  (they act only when the key changes; the writer never changes it).
+ * Otherwise - an operator added an expression index, an audit trigger, a
+ * constraint or a column - the store writes through SPI.
  */
 static bool
-relation_allows_direct(Oid relid, const char *own_trigger)
+direct_write_ok(Relation rel, CatalogIndexState indstate, int expected_checks,
+				int expected_natts, const char *own_trigger)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
-	List	   *indexes = RelationGetIndexList(rel);
-	ListCell   *lc;
-	bool		ok = true;
+	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
 
-	foreach(lc, indexes)
+	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID || rel->rd_rel->relispartition ||
+		rel->rd_rules != NULL)
+		return false;
+	if ((desc->constr ? desc->constr->num_check : 0) != expected_checks ||
+		(desc->constr && desc->constr->has_generated_stored))
+		return false;
+	if (expected_natts >= 0)
 	{
-		Relation	idx = index_open(lfirst_oid(lc), AccessShareLock);
+		int			live = 0;
 
-		if (!idx->rd_index->indimmediate || idx->rd_index->indisexclusion ||
-			!idx->rd_index->indisready ||
-			!heap_attisnull(idx->rd_indextuple, Anum_pg_index_indexprs, NULL) ||
-			!heap_attisnull(idx->rd_indextuple, Anum_pg_index_indpred, NULL))
-			ok = false;
-		index_close(idx, AccessShareLock);
+		for (i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				live++;
+		if (live != expected_natts)
+			return false;
 	}
-	list_free(indexes);
+	for (i = 0; i < indstate->ri_NumIndices; i++)
+	{
+		IndexInfo  *ii = indstate->ri_IndexRelationInfo[i];
+
+		if (ii->ii_Expressions != NIL || ii->ii_Predicate != NIL ||
+			ii->ii_ExclusionOps != NULL ||
+			!indstate->ri_IndexRelationDescs[i]->rd_index->indimmediate)
+			return false;
+	}
 	if (rel->trigdesc)
 		for (i = 0; i < rel->trigdesc->numtriggers; i++)
 		{
 			Trigger    *t = &rel->trigdesc->triggers[i];
+			char	   *fname;
 
-			/*
-			 * Our own trigger, whose check the writer makes itself, and the
-			 * referenced side's foreign-key triggers, which act only when
-			 * the key changes (the direct writer never changes it), are
-			 * fine; any other trigger must run, so SPI must write.
-			 */
-			if (own_trigger && strcmp(t->tgname, own_trigger) == 0)
+			if (own_trigger && strcmp(t->tgname, own_trigger) == 0 &&
+				TRIGGER_FOR_ROW(t->tgtype) && TRIGGER_FOR_BEFORE(t->tgtype) &&
+				TRIGGER_FOR_UPDATE(t->tgtype) &&
+				!TRIGGER_FOR_INSERT(t->tgtype) && !TRIGGER_FOR_DELETE(t->tgtype) &&
+				(fname = get_func_name(t->tgfoid)) != NULL &&
+				strcmp(fname, "checkpoint_guard") == 0 &&
+				get_func_namespace(t->tgfoid) == get_rel_namespace(RelationGetRelid(rel)))
 				continue;
 			if (t->tgisinternal && RI_FKey_trigger_type(t->tgfoid) == RI_TRIGGER_PK)
 				continue;
-			ok = false;
+			return false;
 		}
-	table_close(rel, AccessShareLock);
-	return ok;
+	return true;
 }
 
-/* Decide, once per relcache change, whether the direct write paths apply. */
-static void
-store_check_direct(void)
-{
-	if (cache.direct_checked)
-		return;
-	cache.direct_checkpoint = relation_allows_direct(cache.checkpoint_rel,
-													 "checkpoint_monotonic");
-	cache.direct_receipt = relation_allows_direct(cache.receipt_rel, NULL);
-	cache.direct_checked = true;
-}
+/* CHECK constraints the extension's script puts on its tables. */
+#define CHECKPOINT_CHECKS	3
+#define RECEIPT_CHECKS		1
 
 /*
  * Open the SPI connection for the store's queries.  SPI_connect, and every
@@ -626,7 +623,7 @@ checkpoint_write_spi(const SogCheckpoint *cp)
  * version sog_checkpoint_lock() read (which the caller holds locked):
  * simple_heap_update plus index entries when the update is not HOT
  * (CatalogTupleUpdate), exactly what the executor would do for this table
- * (store_check_direct), without its per-statement costs: no plan, no
+ * (direct_write_ok), without its per-statement costs: no plan, no
  * executor start, no re-parsing of the CHECK constraints.  The C code only
  * writes values those constraints allow; the monotonicity the trigger
  * enforces for other writers is checked here the same way.  cp->tuple and
@@ -642,16 +639,24 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	bool	   *nulls;
 	bool	   *repl;
 	HeapTuple	newtup;
+	CatalogIndexState indstate;
 	int			a;
 
-	store_check_direct();
-	if (!cache.direct_checkpoint)
+	rel = table_open(cache.checkpoint_rel, RowExclusiveLock);
+	indstate = CatalogOpenIndexes(rel);
+	if (cp->tuple == NULL ||
+		!direct_write_ok(rel, indstate, CHECKPOINT_CHECKS, -1, "checkpoint_monotonic"))
 	{
+		CatalogCloseIndexes(indstate);
+		table_close(rel, NoLock);
 		checkpoint_write_spi(cp);
+		cp->tuple = NULL;		/* the new version is SPI's: use SPI again */
 		return;
 	}
-
-	rel = table_open(cache.checkpoint_rel, RowExclusiveLock);
+	/* as the executor would: refuse if a publication cannot take updates */
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
+	/* a version written earlier in this same command must be visible */
+	CommandCounterIncrement();
 	desc = RelationGetDescr(rel);
 	values = palloc0(sizeof(Datum) * desc->natts);
 	nulls = palloc0(sizeof(bool) * desc->natts);
@@ -686,7 +691,8 @@ sog_checkpoint_write(SogCheckpoint *cp)
 
 	newtup = heap_modify_tuple(cp->tuple, desc, values, nulls, repl);
 	sog_check_monotonic(cp->tuple, newtup, desc);
-	CatalogTupleUpdate(rel, &cp->tid, newtup);
+	CatalogTupleUpdateWithInfo(rel, &cp->tid, newtup, indstate);
+	CatalogCloseIndexes(indstate);
 	cp->tid = newtup->t_self;
 	cp->tuple = newtup;
 	CommandCounterIncrement();
@@ -892,26 +898,32 @@ store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
 	values[5] = PointerGetDatum(make_bytea(run->digests + (size_t) lo * SOG_DIGEST_LEN,
 										   (size_t) (hi - lo) * SOG_DIGEST_LEN));
 
-	store_check_direct();
-	if (cache.direct_receipt)
 	{
-		/* heap_insert plus the primary key entry, as the executor would */
 		Relation	rel = table_open(cache.receipt_rel, RowExclusiveLock);
-		TupleDesc	desc = RelationGetDescr(rel);
-		Datum	   *rv = palloc0(sizeof(Datum) * desc->natts);
-		bool	   *rn = palloc(sizeof(bool) * desc->natts);
-		int			i;
+		CatalogIndexState indstate = CatalogOpenIndexes(rel);
 
-		memset(rn, true, sizeof(bool) * desc->natts);
-		for (i = 0; i < 6; i++)
+		if (direct_write_ok(rel, indstate, RECEIPT_CHECKS, 6, NULL))
 		{
-			rv[cache.receipt_attnum[i] - 1] = values[i];
-			rn[cache.receipt_attnum[i] - 1] = nulls[i] == 'n';
+			/* heap_insert plus the primary key entry, as the executor would */
+			TupleDesc	desc = RelationGetDescr(rel);
+			Datum	   *rv = palloc0(sizeof(Datum) * desc->natts);
+			bool	   *rn = palloc(sizeof(bool) * desc->natts);
+			int			i;
+
+			memset(rn, true, sizeof(bool) * desc->natts);
+			for (i = 0; i < 6; i++)
+			{
+				rv[cache.receipt_attnum[i] - 1] = values[i];
+				rn[cache.receipt_attnum[i] - 1] = nulls[i] == 'n';
+			}
+			CatalogTupleInsertWithInfo(rel, heap_form_tuple(desc, rv, rn), indstate);
+			CatalogCloseIndexes(indstate);
+			CommandCounterIncrement();
+			table_close(rel, NoLock);
+			return;
 		}
-		CatalogTupleInsert(rel, heap_form_tuple(desc, rv, rn));
-		CommandCounterIncrement();
+		CatalogCloseIndexes(indstate);
 		table_close(rel, NoLock);
-		return;
 	}
 	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not store receipts of checkpoint " INT64_FORMAT, checkpoint_id);
