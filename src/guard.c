@@ -806,17 +806,13 @@ sog_commit_page(PG_FUNCTION_ARGS)
 	SogCheckpoint cp;
 	char	   *expected = text_arg_or_null(fcinfo, 2);
 	char	   *successor = text_arg_or_null(fcinfo, 3);
-	bool		same;
 
 	sog_require_arg(fcinfo, 0, "checkpoint_id");
 	sog_require_arg(fcinfo, 1, "generation");
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "commit_page");
 
-	same = (expected == NULL && cp.provider_token == NULL) ||
-		(expected != NULL && cp.provider_token != NULL &&
-		 strcmp(expected, cp.provider_token) == 0);
-	if (!same)
+	if (!sog_text_eq(expected, cp.provider_token))
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
 				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expected one", cp.id),
@@ -951,11 +947,21 @@ Datum
 sog_checkpoint_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *trig = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	int			gen;
+	int			applied;
+	int			horizon;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ||
 		!TRIGGER_FIRED_BEFORE(trig->tg_event) || !TRIGGER_FIRED_FOR_ROW(trig->tg_event))
 		elog(ERROR, "sog_checkpoint_guard must be a BEFORE UPDATE FOR EACH ROW trigger");
-	sog_check_monotonic(trig->tg_trigtuple, trig->tg_newtuple,
-						RelationGetDescr(trig->tg_relation));
+	desc = RelationGetDescr(trig->tg_relation);
+	gen = SPI_fnumber(desc, "generation");
+	applied = SPI_fnumber(desc, "applied_position");
+	horizon = SPI_fnumber(desc, "prune_horizon");
+	if (gen <= 0 || applied <= 0 || horizon <= 0)
+		elog(ERROR, "sog_checkpoint_guard is attached to a table without the checkpoint columns");
+	sog_check_monotonic(trig->tg_trigtuple, trig->tg_newtuple, desc,
+						gen, applied, horizon);
 	return PointerGetDatum(trig->tg_newtuple);
 }

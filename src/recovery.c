@@ -289,9 +289,7 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "begin_recovery");
-	if (!((expired == NULL && cp.provider_token == NULL) ||
-		  (expired != NULL && cp.provider_token != NULL &&
-		   strcmp(expired, cp.provider_token) == 0)))
+	if (!sog_text_eq(expired, cp.provider_token))
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
 				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expired one", cp.id),
@@ -315,8 +313,7 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 				 errhint("Seek after the anchor (anchor_inclusive false), or correct the provider's row if its documentation allows an inclusive seek.")));
 
 	/* the checks of the contract, in its order */
-	if ((scope == NULL) != (cp.query_scope == NULL) ||
-		(scope && strcmp(scope, cp.query_scope) != 0))
+	if (!sog_text_eq(scope, cp.query_scope))
 		failure = "scope_changed";
 	else if (retention_lost(&cp, anchor, inclusive, retained))
 		failure = "retention";
@@ -536,8 +533,7 @@ sog_promote(PG_FUNCTION_ARGS)
 
 	if (strcmp(r.state, "promoted") == 0)
 	{
-		if ((successor == NULL) != (r.successor_token == NULL) ||
-			(successor && strcmp(successor, r.successor_token) != 0))
+		if (!sog_text_eq(successor, r.successor_token))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("recovery attempt " INT64_FORMAT " was promoted with another token", id),
@@ -573,9 +569,7 @@ sog_promote(PG_FUNCTION_ARGS)
 		bool		won;
 
 		won = cp.generation == r.generation &&
-			((cp.provider_token == NULL && r.expired_token == NULL) ||
-			 (cp.provider_token && r.expired_token &&
-			  strcmp(cp.provider_token, r.expired_token) == 0));
+			sog_text_eq(cp.provider_token, r.expired_token);
 		if (won)
 		{
 			cp.provider_token = successor;

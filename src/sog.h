@@ -34,6 +34,9 @@ extern void sog_require_arg(struct FunctionCallInfoBaseData *fcinfo, int n,
 /* True when s is NULL, empty, or only ASCII white space. */
 extern bool sog_is_blank(const char *s);
 
+/* Equality of two nullable strings (tokens, scopes): NULL equals only NULL. */
+extern bool sog_text_eq(const char *a, const char *b);
+
 /* Canonical text of a position for messages; "(none)" for NULL. */
 extern const char *sog_pos_str(const struct varlena *p);
 

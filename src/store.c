@@ -690,7 +690,9 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	}
 
 	newtup = heap_modify_tuple(cp->tuple, desc, values, nulls, repl);
-	sog_check_monotonic(cp->tuple, newtup, desc);
+	sog_check_monotonic(cp->tuple, newtup, desc, cache.attnum[COL_GENERATION],
+						cache.attnum[COL_APPLIED_POSITION],
+						cache.attnum[COL_PRUNE_HORIZON]);
 	CatalogTupleUpdateWithInfo(rel, &cp->tid, newtup, indstate);
 	CatalogCloseIndexes(indstate);
 	cp->tid = newtup->t_self;
@@ -700,31 +702,29 @@ sog_checkpoint_write(SogCheckpoint *cp)
 }
 
 static SogPosition *
-tuple_position(HeapTuple tup, TupleDesc desc, const char *col)
+tuple_position(HeapTuple tup, TupleDesc desc, AttrNumber att)
 {
-	int			att = SPI_fnumber(desc, col);
 	bool		isnull;
-	Datum		d;
+	Datum		d = heap_getattr(tup, att, desc, &isnull);
 
-	if (att <= 0)
-		elog(ERROR, "column \"%s\" is missing", col);
-	d = heap_getattr(tup, att, desc, &isnull);
 	return isnull ? NULL : DatumGetSogPositionP(d);
 }
 
 void
-sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc)
+sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
+					AttrNumber generation_att, AttrNumber applied_att,
+					AttrNumber horizon_att)
 {
-	static const char *const cols[] = {"applied_position", "prune_horizon"};
-	int			att = SPI_fnumber(desc, "generation");
+	const char *const cols[] = {"applied_position", "prune_horizon"};
+	AttrNumber	atts[] = {applied_att, horizon_att};
 	bool		on;
 	bool		nn;
 	int64		og;
 	int64		ng;
 	int			i;
 
-	og = DatumGetInt64(heap_getattr(oldt, att, desc, &on));
-	ng = DatumGetInt64(heap_getattr(newt, att, desc, &nn));
+	og = DatumGetInt64(heap_getattr(oldt, generation_att, desc, &on));
+	ng = DatumGetInt64(heap_getattr(newt, generation_att, desc, &nn));
 	if (nn || (!on && ng < og))
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_REGRESSION),
@@ -735,8 +735,8 @@ sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc)
 
 	for (i = 0; i < (int) lengthof(cols); i++)
 	{
-		SogPosition *o = tuple_position(oldt, desc, cols[i]);
-		SogPosition *n = tuple_position(newt, desc, cols[i]);
+		SogPosition *o = tuple_position(oldt, desc, atts[i]);
+		SogPosition *n = tuple_position(newt, desc, atts[i]);
 
 		if (sog_position_cmp_nullable(n, o) < 0)
 			ereport(ERROR,
@@ -869,11 +869,6 @@ store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	SPIPlanPtr	plan;
 
-	plan = keep_plan(&cache.plan_receipt_insert,
-					 "INSERT INTO sog.receipt (checkpoint_id, first_position, "
-					 "last_position, n, positions, digests) "
-					 "VALUES ($1, $2, $3, $4, $5, $6)",
-					 6, types);
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = PointerGetDatum(run->positions[lo]);
 	values[2] = PointerGetDatum(run->positions[hi - 1]);
@@ -925,6 +920,11 @@ store_chunk(int64 checkpoint_id, const SogReceiptRun *run, int lo, int hi,
 		CatalogCloseIndexes(indstate);
 		table_close(rel, NoLock);
 	}
+	plan = keep_plan(&cache.plan_receipt_insert,
+					 "INSERT INTO sog.receipt (checkpoint_id, first_position, "
+					 "last_position, n, positions, digests) "
+					 "VALUES ($1, $2, $3, $4, $5, $6)",
+					 6, types);
 	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not store receipts of checkpoint " INT64_FORMAT, checkpoint_id);
 }

@@ -100,7 +100,9 @@ extern void sog_checkpoint_write(SogCheckpoint *cp);
  * Raise SG005 if newt moves generation, applied_position or prune_horizon
  * of oldt backward (the trigger's check, shared with the direct writer).
  */
-extern void sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc);
+extern void sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
+								AttrNumber generation_att, AttrNumber applied_att,
+								AttrNumber horizon_att);
 
 /* Receipts */
 extern void sog_receipt_run_init(SogReceiptRun *run, int expected);

@@ -41,3 +41,11 @@ sog_pos_str(const SogPosition *p)
 {
 	return p ? sog_position_to_cstring(p) : "(none)";
 }
+
+bool
+sog_text_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
