@@ -13,7 +13,11 @@ OBJS = \
 	src/hash.o \
 	src/halt.o \
 	src/store.o \
-	src/guard.o \
+	src/access.o \
+	src/apply.o \
+	src/handoff.o \
+	src/gaps.o \
+	src/operate.o \
 	src/recovery.o \
 	src/util.o \
 	$(WIN32RES)
@@ -23,12 +27,13 @@ EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup position casts binary index hash halt \
-	register apply claim_halt gaps scenarios operators recovery receipts
+	register apply claim_halt gaps scenarios operators recovery receipts \
+	skew loss hostile identity access reconfigure
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
 	recovery_claim_race recovery_commit_page_race notify_gap \
-	direct_path_ddl
+	direct_path_ddl report_gap_race claim_timeout reconfigure_claim_race
 ISOLATION_OPTS =
 TAP_TESTS = 1
 

@@ -57,9 +57,9 @@ SELECT * FROM pg_temp.state(:cp);
 -- Bad calls of verify_gap.
 SELECT q.ord, e.state, e.message
   FROM (VALUES (1, $$SELECT sog.verify_gap($1, $2, NULL)$$),
-               (2, $$SELECT sog.verify_gap($1, NULL, 'x')$$),
-               (3, $$SELECT sog.verify_gap(NULL, $2, 'x')$$),
-               (4, $$SELECT sog.verify_gap(0, $2, 'x')$$),
+               (2, $$SELECT sog.verify_gap($1, NULL, repeat('0', 64))$$),
+               (3, $$SELECT sog.verify_gap(NULL, $2, repeat('0', 64))$$),
+               (4, $$SELECT sog.verify_gap(0, $2, repeat('0', 64))$$),
                (5, $$SELECT sog.verify_gap($1, $2 - 1, pg_temp.h(pg_temp.range(11, 20)))$$))
        AS q(ord, sql),
        LATERAL pg_temp.err(q.sql, :cp, :g) e
@@ -215,7 +215,9 @@ SELECT count(*) AS receipts FROM sog.receipts(:kcp, '6', '20');
 SELECT pg_temp.apply(:kcp, :kg, '21') AS p21;
 SELECT state FROM pg_temp.err($$SELECT sog.apply($1, $2, '15', pg_temp.d('15'))$$, :kcp, :kg);
 
--- A skip while replaying (an unverified gap, no gap row) moves applied too.
+-- A skip while replaying (an unverified gap, no gap row yet) moves applied
+-- too; what it skips is recorded as a gap (reason unverified), resolved as
+-- skipped (skew.sql has the other cases).
 SELECT sog.note_read(:kcp, :kg, '30', pg_temp.h(pg_temp.range(22, 30)), 9);
 SELECT generation AS kg, verdict FROM sog.claim(:kcp, 'worker-3') \gset
 SELECT :'verdict' AS verdict;
@@ -244,5 +246,5 @@ SELECT * FROM pg_temp.state(:kcp);
 -- A later note_read replaces the boundary; one at applied clears it.
 SELECT sog.note_read(:kcp, :kg, '45', pg_temp.h(pg_temp.range(31, 45)), 15);
 SELECT * FROM pg_temp.state(:kcp);
-SELECT sog.note_read(:kcp, :kg, '30', 'ignored', 0);
+SELECT sog.note_read(:kcp, :kg, '30', NULL, 0);
 SELECT * FROM pg_temp.state(:kcp);

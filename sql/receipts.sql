@@ -114,7 +114,7 @@ SELECT sog.apply(:ex, :eg, '13', sog.payload_digest('13'));
 WITH touched AS (
 	UPDATE sog.checkpoint SET query_scope = query_scope WHERE id = :ex RETURNING id
 )
-SELECT sog.note_read(touched.id, :eg, '20', 'feed', 7) FROM touched;
+SELECT sog.note_read(touched.id, :eg, '20', repeat('fe', 32), 7) FROM touched;
 SELECT source_cursor, read_hash, read_count FROM sog.checkpoint WHERE id = :ex;
 
 -- 5. In a read-only transaction nothing changes.

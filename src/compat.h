@@ -47,4 +47,11 @@
 #define SOG_CRYPTOHASH_ERROR(ctx)	"unknown error"
 #endif
 
+/* Custom settings' prefix: MarkGUCPrefixReserved is 15+. */
+#if PG_VERSION_NUM >= 150000
+#define SOG_MARK_GUC_PREFIX_RESERVED(p)	MarkGUCPrefixReserved(p)
+#else
+#define SOG_MARK_GUC_PREFIX_RESERVED(p)	EmitWarningsOnPlaceholders(p)
+#endif
+
 #endif							/* SOG_COMPAT_H */

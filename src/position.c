@@ -173,6 +173,51 @@ sog_position_successor(const SogPosition *p)
 	}
 }
 
+/*
+ * The position just below p, as a gap's last position (contract section 7):
+ * for one component, p - 1 (NULL for 0: nothing is below it).  For a tuple
+ * whose last component is 0, p without that component: in the type's order
+ * it is the greatest position below p (5 < 5-0).  For a tuple whose last
+ * component is above 0, p with that component decreased by one: the
+ * greatest position below p among positions with as many components, which
+ * is what a stream whose positions all have the same shape (Redis stream
+ * IDs, Kinesis sequence and subsequence) can hold.
+ */
+SogPosition *
+sog_position_predecessor(const SogPosition *p)
+{
+	char	   *txt = sog_position_to_cstring(p);
+	char	   *last = strrchr(txt, '-');
+	char	   *c = last ? last + 1 : txt;
+	int			i;
+	uint8_t		enc[SOG_POS_MAX_ENCODED];
+	size_t		enclen;
+
+	if (strcmp(c, "0") == 0)
+	{
+		if (last == NULL)
+			return NULL;
+		*last = '\0';			/* 5-0 -> 5 */
+	}
+	else
+	{
+		/* decimal decrement of the last component (it is above 0) */
+		for (i = (int) strlen(c) - 1; i >= 0; i--)
+		{
+			if (c[i] == '0')
+				c[i] = '9';
+			else
+			{
+				c[i]--;
+				break;
+			}
+		}
+	}
+	if (sog_pos_parse(txt, strlen(txt), enc, &enclen) != SOG_POS_OK)
+		elog(ERROR, "predecessor of position \"%s\" does not parse", txt);
+	return sog_position_from_encoding(enc, enclen);
+}
+
 /* SQL function: sog.position_in(cstring) -> sog.position */
 PG_FUNCTION_INFO_V1(sog_position_in);
 Datum

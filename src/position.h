@@ -57,4 +57,10 @@ extern Datum sog_position_distance(const SogPosition *a, const SogPosition *b,
 /* Datum of the position one above a one-component position; NULL if not. */
 extern SogPosition *sog_position_successor(const SogPosition *p);
 
+/*
+ * The position just below p (p - 1 for one component; see position.c for
+ * tuples); NULL for '0'.
+ */
+extern SogPosition *sog_position_predecessor(const SogPosition *p);
+
 #endif							/* SOG_POSITION_H */

@@ -41,6 +41,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 
+#include "access.h"
 #include "compat.h"
 #include "hash.h"
 #include "position.h"
@@ -102,9 +103,9 @@ read_provider(const char *name, SogProvider *p)
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("provider \"%s\" is not described in sog.provider", name),
+				 errmsg("provider \"%s\" is not described in sog.provider", sog_cut(name)),
 				 errdetail("Recovery needs the provider's seek, ordering, empty-page and backfill contract."),
-				 errhint("INSERT a row for \"%s\" into sog.provider.", name)));
+				 errhint("INSERT a row for \"%s\" into sog.provider.", sog_cut(name))));
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	p->seek_inclusive = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
@@ -192,7 +193,7 @@ lock_recovery(int64 id, SogRecovery *r, SogCheckpoint *cp)
 				 errmsg("recovery attempt " INT64_FORMAT " does not exist", id),
 				 errdetail("No row of sog.recovery has id " INT64_FORMAT ".", id),
 				 errhint("Use the id returned by sog.begin_recovery().")));
-	sog_checkpoint_lock(r->checkpoint_id, cp);
+	sog_checkpoint_lock(r->checkpoint_id, cp, SOG_ACCESS_CONSUMER, false);
 	if (!read_recovery(id, r))
 		elog(ERROR, "recovery attempt " INT64_FORMAT " vanished", id);
 }
@@ -200,26 +201,27 @@ lock_recovery(int64 id, SogRecovery *r, SogCheckpoint *cp)
 /*
  * Mark an attempt failed with reason, record the gap and fail the
  * checkpoint closed.  Returns the gap id.
+ *
+ * The gap runs from the applied position to the last position it may hold.
+ * With exact set, that is to (the retention refusal knows exactly what is
+ * gone); otherwise it is the furthest known read, the cursor or the event
+ * that stopped the attempt, when that is above the applied position, and
+ * else unknown (NULL: every position above the applied one is suspect).
  */
 static int64
 fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
-			 const SogPosition *to)
+			 const SogPosition *to, bool exact)
 {
 	Oid			types[3] = {INT8OID, TEXTOID, INT8OID};
 	Datum		values[3];
 	int64		gap_id;
-	SogVerdict	verdict = SOG_VERDICT_FAIL_CLOSED;
 
-	/*
-	 * The gap runs from the applied position to the last position it may
-	 * hold: the furthest known read (the cursor, or the event that stopped
-	 * the attempt) when that is above the applied position, else unknown.
-	 */
-	if (sog_position_cmp_nullable(cp->source_cursor, to) > 0)
+	if (!exact && sog_position_cmp_nullable(cp->source_cursor, to) > 0)
 		to = cp->source_cursor;
-	if (sog_position_cmp_nullable(to, cp->applied_position) <= 0)
+	if (!exact && sog_position_cmp_nullable(to, cp->applied_position) <= 0)
 		to = NULL;
-	gap_id = sog_gap_record(cp, reason, verdict, cp->applied_position, to);
+	gap_id = sog_gap_record(cp, reason, SOG_VERDICT_FAIL_CLOSED,
+							cp->applied_position, to, NULL);
 	values[0] = Int64GetDatum(recovery_id);
 	values[1] = CStringGetTextDatum(reason);
 	values[2] = Int64GetDatum(gap_id);
@@ -229,6 +231,23 @@ fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 	cp->state = SOG_STATE_FAILED_CLOSED;
 	sog_checkpoint_write(cp);
 	return gap_id;
+}
+
+/*
+ * What a retention refusal proves lost: (applied, the last position below
+ * retained_from].  For one component that is retained_from - 1; for tuples
+ * see sog_position_predecessor.  When that is at or below the applied
+ * position nothing unapplied is gone (the anchor itself was discarded):
+ * the gap is then empty, to = from = the applied position.
+ */
+static const SogPosition *
+retention_loss_end(const SogCheckpoint *cp, const SogPosition *retained_from)
+{
+	SogPosition *last = sog_position_predecessor(retained_from);
+
+	if (last == NULL || sog_position_cmp_nullable(last, cp->applied_position) < 0)
+		return cp->applied_position;
+	return last;
 }
 
 /*
@@ -286,18 +305,22 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	sog_require_arg(fcinfo, 1, "generation");
 	sog_require_arg(fcinfo, 5, "anchor_inclusive");
 	inclusive = PG_GETARG_BOOL(5);
+	if (inclusive && anchor == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an inclusive seek needs an anchor"),
+				 errdetail("anchor is NULL and anchor_inclusive is true: there is no position to start at."),
+				 errhint("Pass the applied position as the anchor, or anchor_inclusive false with a NULL anchor to read from the provider's beginning.")));
 
-	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp);
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "begin_recovery");
 	if (!sog_text_eq(expired, cp.provider_token))
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
 				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expired one", cp.id),
-				 errdetail("The attempt names %s%s%s, but the checkpoint holds %s%s%s.",
-						   expired ? "\"" : "", expired ? expired : "no token", expired ? "\"" : "",
-						   cp.provider_token ? "\"" : "",
-						   cp.provider_token ? cp.provider_token : "no token",
-						   cp.provider_token ? "\"" : ""),
+				 errdetail("The attempt names %s, but the checkpoint holds %s.",
+						   sog_quoted(expired, "no token"),
+						   sog_quoted(cp.provider_token, "no token")),
 				 errhint("Another transaction moved the token: re-read the checkpoint and retry with its token.")));
 
 	sog_store_begin();
@@ -306,7 +329,7 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 cp.provider ?
-				 errmsg("provider \"%s\" cannot seek inclusively", cp.provider) :
+				 errmsg("provider \"%s\" cannot seek inclusively", sog_cut(cp.provider)) :
 				 errmsg("a checkpoint without a provider cannot seek inclusively"),
 				 errdetail("The attempt asks to start at anchor %s itself, but sog.provider says seek_inclusive is false.",
 						   sog_pos_str(anchor)),
@@ -365,8 +388,10 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 			 11, types, values, nulls, false);
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-	if (failure)
-		fail_attempt(&cp, id, failure, cp.source_cursor);
+	if (failure && strcmp(failure, "retention") == 0)
+		fail_attempt(&cp, id, failure, retention_loss_end(&cp, retained), true);
+	else if (failure)
+		fail_attempt(&cp, id, failure, cp.source_cursor, false);
 
 	values[0] = Int64GetDatum(id);
 	sog_exec("SELECT r FROM sog.recovery r WHERE r.id OPERATOR(pg_catalog.=) $1",
@@ -441,6 +466,15 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 		else
 			outcome = "verified";
 	}
+	else if (cp.state != SOG_STATE_RUNNING)
+	{
+		/*
+		 * The temporal-skew rule, as for apply: nothing above the applied
+		 * position is written or counted while a gap is unverified
+		 * (replaying) or unresolved (failed_closed).  Verify the gap first.
+		 */
+		sog_report_gap_pending(&cp, pos);
+	}
 	else if (cp.receipts_through &&
 			 sog_position_cmp(pos, cp.receipts_through) <= 0 &&
 			 sog_receipt_lookup(cp.id, pos, have, &probe))
@@ -450,14 +484,6 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 		else
 			outcome = "duplicate";
 	}
-	else if (cp.state == SOG_STATE_FAILED_CLOSED)
-		ereport(ERROR,
-				(errcode(ERRCODE_SOG_GAP_PENDING),
-				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
-						sog_pos_str(pos), cp.id),
-				 errdetail("The checkpoint failed closed at applied position %s; no new event is written until its gap is resolved.",
-						   sog_pos_str(cp.applied_position)),
-				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
 	else
 	{
 		SogReceiptRun run;
@@ -475,7 +501,7 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 
 	if (stop)
 	{
-		fail_attempt(&cp, id, stop, pos);
+		fail_attempt(&cp, id, stop, pos, false);
 		sog_store_end();
 		PG_RETURN_TEXT_P(cstring_to_text(stop));
 	}
@@ -538,8 +564,8 @@ sog_promote(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("recovery attempt " INT64_FORMAT " was promoted with another token", id),
 					 errdetail("It installed %s; this call names %s.",
-							   r.successor_token ? r.successor_token : "no token",
-							   successor ? successor : "no token"),
+							   sog_quoted(r.successor_token, "no token"),
+							   sog_quoted(successor, "no token")),
 					 errhint("Continue from the checkpoint's current token.")));
 		promoted = true;
 		reason = "already_promoted";
@@ -554,8 +580,9 @@ sog_promote(PG_FUNCTION_ARGS)
 		out_applied = r.result_applied;
 		out_token = r.result_token;
 	}
-	else if (strcmp(r.state, "failed") == 0 || sog_gap_count_open(cp.id) > 0)
-		reason = "unresolved";
+	else if (strcmp(r.state, "failed") == 0 || cp.state != SOG_STATE_RUNNING ||
+			 sog_gap_count_open(cp.id) > 0)
+		reason = "unresolved";	/* an unverified or unresolved gap */
 	else if (sog_position_cmp_nullable(page_last, r.last_position) != 0)
 		reason = "page_incomplete";
 	else if (page_last == NULL && !empty_page_is_barrier(r.provider))
@@ -578,15 +605,8 @@ sog_promote(PG_FUNCTION_ARGS)
 			if (sog_position_cmp_nullable(cp.applied_position, cp.receipts_through) > 0)
 				cp.receipts_through = cp.applied_position;
 			if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) <= 0)
-			{
-				/* the promoted page covers everything that was read */
-				cp.source_cursor = cp.applied_position;
-				cp.read_base = NULL;
-				cp.read_hash = NULL;
-				cp.read_count_isnull = true;
-				if (cp.state == SOG_STATE_REPLAYING)
-					cp.state = SOG_STATE_RUNNING;
-			}
+				sog_clear_read_boundary(&cp);	/* the page covers all that was read */
+			sog_check_generation_room(&cp);
 			cp.generation++;
 			cp.claimed = true;
 			sog_checkpoint_write(&cp);

@@ -40,4 +40,20 @@ extern bool sog_text_eq(const char *a, const char *b);
 /* Canonical text of a position for messages; "(none)" for NULL. */
 extern const char *sog_pos_str(const struct varlena *p);
 
+/* Longest user value shown whole in a message, in bytes. */
+#define SOG_MSG_VALUE_MAX			200
+
+/* A user value for a message: NULL as "NULL", long values cut. */
+extern const char *sog_cut(const char *s);
+
+/* The same in double quotes, or if_null for NULL. */
+extern const char *sog_quoted(const char *s, const char *if_null);
+
+/* Raise 22023 unless hash (when not NULL) is 64 hex characters. */
+extern void sog_check_buffer_hash(const char *what, const char *hash);
+
+/* Raise 22023 for a negative count or one above what (applied, cursor] holds. */
+extern void sog_check_buffered_count(int64 count, const struct varlena *cursor,
+									 const struct varlena *applied);
+
 #endif							/* SOG_H */

@@ -72,6 +72,8 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
@@ -87,6 +89,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -96,6 +99,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "access.h"
 #include "compat.h"
 #include "store.h"
 
@@ -388,7 +392,168 @@ position_or_null(Datum d, bool isnull)
 }
 
 void
-sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
+sog_report_unknown_checkpoint(int64 id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("checkpoint " INT64_FORMAT " does not exist", id),
+			 errdetail("No row of sog.checkpoint has id " INT64_FORMAT ".", id),
+			 errhint("Create it with sog.register(consumer, stream, partition) and use the id it returns.")));
+}
+
+/* sog.claim_timeout, in milliseconds; 0 waits without limit. */
+int			sog_claim_timeout = 0;
+
+/*
+ * Who holds a checkpoint's row, for the message of a lock wait that timed
+ * out: filled in before waiting (after the error, no query can run).
+ */
+typedef struct SogHolder
+{
+	bool		known;			/* a single transaction holds it */
+	int			pid;			/* its backend, 0 if not found */
+	char	   *since;			/* its transaction's start, or NULL */
+	char	   *state;			/* its backend's state, or NULL */
+	int64		generation;		/* the newest committed generation */
+	char	   *owner;
+	char	   *claimed_at;
+} SogHolder;
+
+static void
+find_holder(HeapTuple tup, TupleDesc desc, SogHolder *h)
+{
+	HeapTupleHeader t = tup->t_data;
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(t);
+	bool		isnull;
+	Datum		d;
+
+	memset(h, 0, sizeof(*h));
+	d = heap_getattr(tup, cache.attnum[COL_GENERATION], desc, &isnull);
+	h->generation = isnull ? 0 : DatumGetInt64(d);
+	d = heap_getattr(tup, cache.attnum[COL_OWNER], desc, &isnull);
+	h->owner = isnull ? NULL : TextDatumGetCString(d);
+	d = heap_getattr(tup, cache.attnum[COL_CLAIMED_AT], desc, &isnull);
+	if (isnull)
+		d = heap_getattr(tup, cache.attnum[COL_UPDATED_AT], desc, &isnull);
+	h->claimed_at = isnull ? NULL : pstrdup(timestamptz_to_str(DatumGetTimestampTz(d)));
+
+	if ((t->t_infomask & HEAP_XMAX_INVALID) || (t->t_infomask & HEAP_XMAX_IS_MULTI) ||
+		!TransactionIdIsValid(xmax) || !TransactionIdIsInProgress(xmax))
+		return;
+	h->known = true;
+	h->pid = BackendXidGetPid(xmax);
+	if (h->pid != 0)
+	{
+		Oid			types[1] = {INT4OID};
+		Datum		values[1] = {Int32GetDatum(h->pid)};
+		MemoryContext caller = CurrentMemoryContext;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		MemoryContextSwitchTo(caller);
+		if (SPI_execute_with_args("SELECT xact_start::text, state FROM pg_catalog.pg_stat_activity "
+								  "WHERE pid OPERATOR(pg_catalog.=) $1",
+								  1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			MemoryContextSwitchTo(caller);
+			h->since = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+			h->state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		}
+		MemoryContextSwitchTo(caller);
+		SPI_finish();
+	}
+}
+
+/*
+ * The wait for checkpoint id's row lock ended with a lock timeout (55P03):
+ * say which checkpoint, who holds it and since when, and what to do.
+ */
+static void
+report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms)
+{
+	StringInfoData detail;
+
+	initStringInfo(&detail);
+	appendStringInfo(&detail, "Generation " INT64_FORMAT " (%s%s%s, since %s) holds the checkpoint",
+					 h->generation, h->owner ? "owner " : "released by its owner",
+					 h->owner ? sog_cut(h->owner) : "", "",
+					 h->claimed_at ? h->claimed_at : "its registration");
+	if (h->known && h->pid != 0)
+		appendStringInfo(&detail, "; its row is locked by the open transaction of backend %d, in progress since %s (%s).",
+						 h->pid, h->since ? h->since : "an unknown time",
+						 h->state ? h->state : "state unknown");
+	else
+		appendStringInfoString(&detail, "; its row is locked by an open transaction.");
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 claim ?
+			 errmsg("could not claim checkpoint " INT64_FORMAT " within %d ms", id, timeout_ms) :
+			 errmsg("could not lock checkpoint " INT64_FORMAT " within lock_timeout (%d ms)", id, timeout_ms),
+			 errdetail_internal("%s", detail.data),
+			 h->known && h->pid != 0 ?
+			 errhint("Retry later, or end that transaction (SELECT pg_terminate_backend(%d)): its uncommitted sink rows roll back, and a claim then resumes from what it had committed. Set idle_in_transaction_session_timeout for consumers so a stopped one cannot hold a checkpoint for long.", h->pid) :
+			 errhint("Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).")));
+}
+
+/*
+ * Lock the row version at *tid (found with SnapshotSelf) and its newest
+ * successor, waiting for whichever transaction holds it; for a claim at
+ * most sog.claim_timeout milliseconds (when smaller than lock_timeout).  A
+ * lock timeout becomes report_lock_timeout's error.  Returns the outcome of
+ * table_tuple_lock; slot then holds the locked version.
+ */
+static TM_Result
+lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
+		 HeapTuple seen, bool claim)
+{
+	int			timeout = LockTimeout;
+	volatile int nest = -1;
+	SogHolder	holder;
+	TM_FailureData tmfd;
+	volatile TM_Result res = TM_Ok;
+	MemoryContext ccxt = CurrentMemoryContext;
+
+	if (claim && sog_claim_timeout > 0 && (timeout == 0 || sog_claim_timeout < timeout))
+	{
+		char		buf[32];
+
+		timeout = sog_claim_timeout;
+		snprintf(buf, sizeof(buf), "%d", timeout);
+		nest = NewGUCNestLevel();
+		(void) set_config_option("lock_timeout", buf, PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	}
+	if (timeout > 0)
+		find_holder(seen, RelationGetDescr(rel), &holder);
+
+	PG_TRY();
+	{
+		res = table_tuple_lock(rel, tid, SnapshotSelf, slot,
+							   GetCurrentCommandId(true),
+							   LockTupleNoKeyExclusive, LockWaitBlock,
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(ccxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || timeout == 0)
+			PG_RE_THROW();
+		FlushErrorState();
+		report_lock_timeout(id, &holder, claim && timeout == sog_claim_timeout, timeout);
+	}
+	PG_END_TRY();
+
+	if (nest >= 0)
+		AtEOXact_GUC(true, nest);
+	return res;
+}
+
+void
+sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 {
 	Relation	rel;
 	Relation	idx;
@@ -396,7 +561,6 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 	IndexScanDesc scan;
 	ScanKeyData key;
 	ItemPointerData tid;
-	TM_FailureData tmfd;
 	TM_Result	res;
 	bool		found;
 	Datum	   *v;
@@ -439,6 +603,12 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 	{
 		bool		shouldfree;
 		HeapTuple	tup = ExecFetchSlotHeapTuple(slot, false, &shouldfree);
+		bool		isnull;
+		Datum		consumer = heap_getattr(tup, cache.attnum[COL_CONSUMER],
+											RelationGetDescr(rel), &isnull);
+
+		/* may the caller act on it at all?  (the consumer never changes) */
+		sog_check_access(id, isnull ? NULL : TextDatumGetCString(consumer), access);
 
 		/*
 		 * A version our own transaction wrote (an earlier call's update) is
@@ -448,10 +618,9 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 		 */
 		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
 		{
-			res = table_tuple_lock(rel, &tid, SnapshotSelf, slot,
-								   GetCurrentCommandId(true),
-								   LockTupleNoKeyExclusive, LockWaitBlock,
-								   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+			HeapTuple	seen = heap_copytuple(tup);
+
+			res = lock_row(rel, &tid, slot, id, seen, claim);
 			switch (res)
 			{
 				case TM_Ok:
@@ -471,11 +640,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp)
 			heap_freetuple(tup);
 	}
 	if (!found)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("checkpoint " INT64_FORMAT " does not exist", id),
-				 errdetail("No row of sog.checkpoint has id " INT64_FORMAT ".", id),
-				 errhint("Create it with sog.register(consumer, stream, partition) and use the id it returns.")));
+		sog_report_unknown_checkpoint(id);
 
 	slot_getallattrs(slot);
 	v = slot->tts_values;
@@ -535,7 +700,7 @@ sog_check_generation(const SogCheckpoint *cp, int64 generation,
 					 errdetail("The %s carries generation " INT64_FORMAT ", but generation " INT64_FORMAT " %s%s%s took the checkpoint over at %s.",
 							   action, generation, cp->generation,
 							   cp->owner ? "(owner " : "(since released by its owner",
-							   cp->owner ? cp->owner : "", ")",
+							   cp->owner ? sog_cut(cp->owner) : "", ")",
 							   timestamptz_to_str(cp->claimed_at_isnull ?
 												  cp->updated_at : cp->claimed_at)),
 					 errhint("Stop this worker; the new owner resumes from %s.", applied)));
@@ -547,6 +712,18 @@ sog_check_generation(const SogCheckpoint *cp, int64 generation,
 							   action, generation, cp->generation),
 					 errhint("Use the generation returned by sog.claim().")));
 	}
+}
+
+/* Raise 22003 rather than let a generation wrap around. */
+void
+sog_check_generation_room(const SogCheckpoint *cp)
+{
+	if (cp->generation == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generation of checkpoint " INT64_FORMAT " cannot grow further", cp->id),
+				 errdetail("The generation is " INT64_FORMAT ", the largest bigint.", cp->generation),
+				 errhint("Register the stream under a new consumer name; an UPDATE must have set this generation.")));
 }
 
 /* Datum for a nullable position / text parameter. */
@@ -747,6 +924,59 @@ sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
 							   n ? sog_position_to_cstring(n) : "NULL"),
 					 errhint("Positions only grow; the extension's functions maintain this column.")));
 	}
+}
+
+/* --------------------------------------------------- the read boundary */
+
+void
+sog_clear_read_boundary(SogCheckpoint *cp)
+{
+	cp->source_cursor = cp->applied_position;
+	cp->read_base = NULL;
+	cp->read_hash = NULL;
+	cp->read_count_isnull = true;
+	cp->read_count = 0;
+}
+
+void
+sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
+						 bool count_isnull, int64 count)
+{
+	if (sog_position_cmp_nullable(cursor, cp->applied_position) == 0)
+	{
+		sog_clear_read_boundary(cp);
+		return;
+	}
+	cp->source_cursor = cursor;
+	cp->read_base = cp->applied_position;
+	cp->read_hash = hash;
+	cp->read_count_isnull = count_isnull;
+	cp->read_count = count;
+}
+
+void
+sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
+{
+	if (cp->state == SOG_STATE_REPLAYING)
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_GAP_PENDING),
+				 errmsg("position %s is beyond an unverified gap of checkpoint " INT64_FORMAT,
+						sog_pos_str(pos), cp->id),
+				 errdetail("The predecessor read through %s but applied only through %s; the records in (%s, %s] have not been verified.",
+						   sog_pos_str(cp->source_cursor), sog_pos_str(cp->applied_position),
+						   cp->read_base ? sog_pos_str(cp->read_base) : "start",
+						   sog_pos_str(cp->source_cursor)),
+				 errhint("Re-fetch (%s, %s], hash it and call sog.verify_gap() before applying or recovering newer events.",
+						 cp->read_base ? sog_pos_str(cp->read_base) : "start",
+						 sog_pos_str(cp->source_cursor))));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_GAP_PENDING),
+				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
+						sog_pos_str(pos), cp->id),
+				 errdetail("The checkpoint failed closed at applied position %s; records after it cannot be proven.",
+						   sog_pos_str(cp->applied_position)),
+				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
 }
 
 /* ---------------------------------------------------------------- receipts */
@@ -1016,23 +1246,15 @@ sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest,
 
 /* ------------------------------------------------------- gaps and manifests */
 
-static void
-json_position(StringInfo buf, const SogPosition *p)
-{
-	if (p == NULL)
-		appendStringInfoString(buf, "null");
-	else
-		escape_json(buf, sog_position_to_cstring(p));
-}
-
 int64
 sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
-			   const SogPosition *from, const SogPosition *to)
+			   const SogPosition *from, const SogPosition *to,
+			   const char *detail)
 {
-	Oid			types[6] = {INT8OID, INT8OID, cache.position_type,
-	cache.position_type, TEXTOID, TEXTOID};
-	Datum		values[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[7] = {INT8OID, INT8OID, cache.position_type,
+	cache.position_type, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	SPIPlanPtr	plan;
 	int64		gap_id;
 	bool		isnull;
@@ -1040,36 +1262,32 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 
 	plan = keep_plan(&cache.plan_gap_insert,
 					 "INSERT INTO sog.gap (checkpoint_id, generation, from_position, "
-					 "to_position, reason, verdict) "
-					 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict) RETURNING id",
-					 6, types);
+					 "to_position, reason, verdict, detail) "
+					 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict, $7) RETURNING id",
+					 7, types);
 	values[0] = Int64GetDatum(cp->id);
 	values[1] = Int64GetDatum(cp->generation);
 	POS_ARG(from, 2);
 	POS_ARG(to, 3);
 	TEXT_ARG(reason, 4);
 	TEXT_ARG(sog_verdict_label(verdict), 5);
+	TEXT_ARG(detail, 6);
 	if (exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not record gap of checkpoint " INT64_FORMAT, cp->id);
 	gap_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										 SPI_tuptable->tupdesc, 1, &isnull));
 
-	/* tell operators; delivered only if the transaction commits */
+	/*
+	 * Tell operators; delivered only if the transaction commits.  The
+	 * payload carries ids and the reason only (contract section 10): any
+	 * role may LISTEN, so no names, tokens or positions, and its size is
+	 * bounded whatever the names are.
+	 */
 	initStringInfo(&payload);
-	appendStringInfo(&payload, "{\"gap_id\": " INT64_FORMAT ", \"checkpoint_id\": " INT64_FORMAT ", \"consumer\": ",
+	appendStringInfo(&payload, "{\"gap_id\": " INT64_FORMAT ", \"checkpoint_id\": " INT64_FORMAT ", \"reason\": ",
 					 gap_id, cp->id);
-	escape_json(&payload, cp->consumer);
-	appendStringInfoString(&payload, ", \"stream\": ");
-	escape_json(&payload, cp->stream);
-	appendStringInfoString(&payload, ", \"partition\": ");
-	escape_json(&payload, cp->partition);
-	appendStringInfoString(&payload, ", \"reason\": ");
 	escape_json(&payload, reason);
-	appendStringInfoString(&payload, ", \"from_position\": ");
-	json_position(&payload, from);
-	appendStringInfoString(&payload, ", \"to_position\": ");
-	json_position(&payload, to);
 	appendStringInfoChar(&payload, '}');
 	Async_Notify("sog_gap", payload.data);
 	return gap_id;
@@ -1190,6 +1408,66 @@ sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict)
 }
 
 int64
+sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(checkpoint_id), CStringGetTextDatum(reason)};
+	bool		isnull;
+
+	exec_once("SELECT id FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "AND reason OPERATOR(pg_catalog.=) $2 ORDER BY id DESC LIMIT 1",
+			  2, types, values, NULL, true, true);
+	if (SPI_processed == 0)
+		return 0;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
+{
+	Oid			types[3] = {INT8OID, cache.position_type, cache.position_type};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	bool		isnull;
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	POS_ARG(from, 1);
+	POS_ARG(to, 2);
+	exec_once("SELECT id FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "AND (from_position IS NULL OR "
+			  "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
+			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			  "ORDER BY id DESC LIMIT 1",
+			  3, types, values, nulls, true, true);
+	if (SPI_processed == 0)
+		return 0;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+char *
+sog_checkpoint_consumer(int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+
+	exec_once("SELECT consumer FROM sog.checkpoint WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, true, false);
+	if (SPI_processed == 0)
+		sog_report_unknown_checkpoint(id);
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+int
+sog_exec_snapshot(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	return exec_once(sql, nargs, types, values, NULL, true, false);
+}
+
+int64
 sog_gap_count_open(int64 checkpoint_id)
 {
 	Oid			types[1] = {INT8OID};
@@ -1221,34 +1499,36 @@ sog_gap_checkpoint(int64 gap_id)
 bool
 sog_gap_resolve(int64 gap_id, const char *resolution, const char *note)
 {
-	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
+	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 
 	values[0] = Int64GetDatum(gap_id);
 	TEXT_ARG(resolution, 1);
 	TEXT_ARG(note, 2);
+	TEXT_ARG(sog_acting_role(), 3);
 	exec_once("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
-			  "note = $3, resolved_by = SESSION_USER "
+			  "note = $3, resolved_by = $4 "
 			  "WHERE id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
-			  3, types, values, nulls, false, true);
+			  4, types, values, nulls, false, true);
 	return SPI_processed == 1;
 }
 
 int64
 sog_gap_resolve_open(int64 checkpoint_id, const char *resolution, const char *note)
 {
-	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
+	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	TEXT_ARG(resolution, 1);
 	TEXT_ARG(note, 2);
+	TEXT_ARG(sog_acting_role(), 3);
 	exec_once("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
-			  "note = $3, resolved_by = SESSION_USER "
+			  "note = $3, resolved_by = $4 "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
-			  3, types, values, nulls, false, true);
+			  4, types, values, nulls, false, true);
 	return (int64) SPI_processed;
 }
 

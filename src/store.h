@@ -80,11 +80,25 @@ extern void sog_store_begin(void);
 extern void sog_store_end(void);
 
 /*
- * Find checkpoint id, lock its newest row version (waiting for any
- * transaction that holds it) and read it into *cp, allocated in the current
- * memory context.  Raises 22023 for an unknown id.
+ * Find checkpoint id, check that the session's role may act on it with a
+ * grant of the kinds in access (access.h; 42501), lock its newest row
+ * version (waiting for any transaction that holds it: for a claim at most
+ * sog.claim_timeout, and never longer than lock_timeout; either limit is a
+ * 55P03 that names the holder) and read it into *cp, allocated in the
+ * current memory context.  Raises 22023 for an unknown id, 25006 on a
+ * standby or in a read-only transaction.
  */
-extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp);
+extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access,
+								bool claim);
+
+/* sog.claim_timeout (milliseconds; 0: no limit), defined in store.c */
+extern int	sog_claim_timeout;
+
+/* Raise 22023: no checkpoint has this id. */
+extern void sog_report_unknown_checkpoint(int64 id);
+
+/* Raise 22003 if the generation cannot be incremented (it is INT64_MAX). */
+extern void sog_check_generation_room(const SogCheckpoint *cp);
 
 /* Raise SG001 unless generation is the checkpoint's current one. */
 extern void sog_check_generation(const SogCheckpoint *cp, int64 generation,
@@ -103,6 +117,23 @@ extern void sog_checkpoint_write(SogCheckpoint *cp);
 extern void sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
 								AttrNumber generation_att, AttrNumber applied_att,
 								AttrNumber horizon_att);
+
+/* Nothing is buffered: the read cursor returns to the applied position. */
+extern void sog_clear_read_boundary(SogCheckpoint *cp);
+
+/*
+ * The worker holds, unapplied, every record in (applied_position, cursor],
+ * hashed as hash (NULL: no hash).  A cursor at the applied position clears
+ * the boundary.
+ */
+extern void sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor,
+									 char *hash, bool count_isnull, int64 count);
+
+/*
+ * Raise SG004 for a position above the applied position of a checkpoint
+ * that is replaying (an unverified gap) or failed_closed (an open gap).
+ */
+extern void sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos);
 
 /* Receipts */
 extern void sog_receipt_run_init(SogReceiptRun *run, int expected);
@@ -125,7 +156,7 @@ extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
 /* Gaps and manifests; both return the new row's id. */
 extern int64 sog_gap_record(const SogCheckpoint *cp, const char *reason,
 							SogVerdict verdict, const SogPosition *from,
-							const SogPosition *to);
+							const SogPosition *to, const char *detail);
 extern int64 sog_manifest_record(const SogCheckpoint *cp, const char *kind,
 								 const SogPosition *source_cursor,
 								 const char *buffer_hash, bool count_isnull,
@@ -148,6 +179,23 @@ extern Oid	sog_position_type(void);
 
 /* Newest open gap of a checkpoint: its id (0 if none) and verdict. */
 extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
+
+/* Newest open gap of a checkpoint with this reason; 0 if none. */
+extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
+
+/*
+ * Newest open gap of a checkpoint that covers (from, to]: its from is at or
+ * below from (NULL: the start) and its to at or above to (NULL: unbounded).
+ * 0 if none.
+ */
+extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
+							  const SogPosition *to);
+
+/* Consumer of checkpoint id (transaction snapshot); 22023 if unknown. */
+extern char *sog_checkpoint_consumer(int64 id);
+
+/* Run a one-off read-only query on the transaction snapshot. */
+extern int	sog_exec_snapshot(const char *sql, int nargs, Oid *types, Datum *values);
 
 /* Number of open gaps of a checkpoint. */
 extern int64 sog_gap_count_open(int64 checkpoint_id);

@@ -1,0 +1,156 @@
+--
+-- access: consumer roles scoped to their consumers, operators, and who is
+-- checked (contract sections 9 and 10)
+--
+-- grant_consumer(role, consumer) lets a role act only on that consumer's
+-- checkpoints (several calls add names); without a name, on all of them.
+-- Every stateful function checks the session's current role (after SET
+-- ROLE) against the grants and refuses other checkpoints with 42501, the
+-- checkpoint and the role in the detail.  Consumers here are named
+-- access-*; roles regress_access_*.
+--
+\i test/regress_common.sql
+
+CREATE ROLE regress_access_a;          -- scoped to access-a
+CREATE ROLE regress_access_ab;         -- scoped to access-a and access-b
+CREATE ROLE regress_access_all;        -- every consumer
+CREATE ROLE regress_access_op;         -- operator
+CREATE ROLE regress_access_manual;     -- EXECUTE granted by hand, no grant row
+CREATE ROLE regress_access_member IN ROLE regress_access_a;  -- inherits a's grant
+SELECT sog.grant_consumer('regress_access_a', 'access-a');
+SELECT sog.grant_consumer('regress_access_ab', 'access-a');
+SELECT sog.grant_consumer('regress_access_ab', 'access-b');
+SELECT sog.grant_consumer('regress_access_ab', 'access-b');   -- twice: one row
+SELECT sog.grant_consumer('regress_access_all');
+SELECT sog.grant_operator('regress_access_op');
+GRANT EXECUTE ON FUNCTION sog.claim(bigint, text, text) TO regress_access_manual;
+SELECT role, kind, consumer FROM sog.role_grant
+ WHERE role::text LIKE 'regress_access_%' ORDER BY role::text, kind, consumer;
+
+-- Two checkpoints, set up by the owner: access-a (with a gap, a token, a
+-- recovery attempt) and access-c.
+SELECT id AS a FROM sog.register('access-a', 'orders', '0', provider => 'kafka') \gset
+SELECT id AS c FROM sog.register('access-c', 'orders', '0', provider => 'kafka') \gset
+SELECT generation AS ga FROM sog.claim(:a, 'owner') \gset
+SELECT generation AS gc FROM sog.claim(:c, 'owner') \gset
+SELECT sog.apply(:a, :ga, '1', sog.payload_digest('1')), sog.apply(:c, :gc, '1', sog.payload_digest('1'));
+SELECT sog.commit_page(:a, :ga, NULL, 'T1'), sog.commit_page(:c, :gc, NULL, 'T1');
+SELECT id AS ra FROM sog.begin_recovery(:a, :ga, 'T1', NULL, '1', true) \gset
+SELECT id AS rc FROM sog.begin_recovery(:c, :gc, 'T1', NULL, '1', true) \gset
+
+-- every(cp, gen, rid): each stateful function of a consumer, called on
+-- checkpoint cp: the SQLSTATE each one ends with.
+CREATE FUNCTION pg_temp.every(cp bigint, gen bigint, rid bigint,
+                              OUT fn text, OUT state text)
+RETURNS SETOF record
+LANGUAGE plpgsql AS $$
+DECLARE
+	q record;
+BEGIN
+	FOR q IN SELECT * FROM (VALUES
+		('register', format($q$SELECT sog.register(consumer, 'orders', '0') FROM sog.status WHERE checkpoint_id = %s$q$, cp)),
+		('claim', format($q$SELECT sog.claim(%s, 'intruder')$q$, cp)),
+		('note_read', format($q$SELECT sog.note_read(%s, %s, '1', NULL, NULL)$q$, cp, gen)),
+		('apply', format($q$SELECT sog.apply(%s, %s, '1', sog.payload_digest('1'))$q$, cp, gen)),
+		('apply_batch', format($q$SELECT sog.apply_batch(%s, %s, '{1}', ARRAY[sog.payload_digest('1')])$q$, cp, gen)),
+		('halt', format($q$SELECT sog.halt(%s, %s, NULL, NULL, NULL)$q$, cp, gen + 1000)),
+		('verify_gap', format($q$SELECT sog.verify_gap(%s, %s, repeat('0', 64))$q$, cp, gen + 1000)),
+		('skip_gap', format($q$SELECT sog.skip_gap(%s, %s, 'x')$q$, cp, gen + 1000)),
+		('commit_page', format($q$SELECT sog.commit_page(%s, %s, 'T1', 'T1')$q$, cp, gen)),
+		('receipts', format($q$SELECT count(*) FROM sog.receipts(%s)$q$, cp)),
+		('report_gap', format($q$SELECT sog.report_gap(%s, %s, '99', 'retention')$q$, cp, gen + 1000)),
+		('gaps', format($q$SELECT count(*) FROM sog.gaps(%s)$q$, cp)),
+		('owner_check', format($q$SELECT sog.owner_check(%s, %s)$q$, cp, gen)),
+		('begin_recovery', format($q$SELECT sog.begin_recovery(%s, %s, 'T9', NULL, '1', true)$q$, cp, gen)),
+		('recovery_event', format($q$SELECT sog.recovery_event(%s, '1', sog.payload_digest('1'))$q$, rid)),
+		('promote', format($q$SELECT sog.promote(%s, 'T2', '1')$q$, rid)),
+		('resolve_gap', $q$SELECT sog.resolve_gap(0, 'replayed', 'x')$q$),
+		('prune_receipts', format($q$SELECT sog.prune_receipts(%s, '0')$q$, cp)),
+		('reconfigure', format($q$SELECT sog.reconfigure(%s)$q$, cp))
+	) AS v(fn, sql) LOOP
+		fn := q.fn;
+		SELECT e.state INTO state FROM pg_temp.err(q.sql) e;
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
+
+-- A scoped role: its own consumer's checkpoint works (errors there are the
+-- protocol's: a stale generation, a wrong token); the other's is 42501
+-- everywhere; operator functions are not granted (42501 too).
+SET ROLE regress_access_a;
+SELECT a.fn, a.state AS "on access-a", c.state AS "on access-c"
+  FROM pg_temp.every(:a, :ga, :ra) a JOIN pg_temp.every(:c, :gc, :rc) c USING (fn);
+-- The detail names the checkpoint, the role and its consumers.
+SELECT * FROM pg_temp.err($$SELECT sog.apply($1, $2, '2', sog.payload_digest('2'))$$, :c, :gc) \gx
+SELECT * FROM pg_temp.err($$SELECT sog.register('access-new', 'orders', '0')$$) \gx
+RESET ROLE;
+-- Nothing changed on access-c.
+SELECT generation = :gc AS same_generation, applied_position, state FROM sog.checkpoint WHERE id = :c;
+
+-- Two names, a member that inherits a scoped grant, every consumer.
+SET ROLE regress_access_ab;
+SELECT state, detail FROM pg_temp.err($$SELECT sog.owner_check($1, 0)$$, :c);
+SELECT id > 0 AS registered FROM sog.register('access-b', 'orders', '0');
+SET ROLE regress_access_member;
+SELECT sog.owner_check(:a, :ga) AS a_owned;
+SELECT state FROM pg_temp.err($$SELECT sog.owner_check($1, 0)$$, :c);
+SET ROLE regress_access_all;
+SELECT sog.owner_check(:a, :ga) AS a_owned, sog.owner_check(:c, :gc) AS c_owned;
+SELECT count(*) AS c_gaps FROM sog.gaps(:c);
+RESET ROLE;
+
+-- An operator watches and repairs every checkpoint, and cannot apply.
+SET ROLE regress_access_op;
+SELECT count(*) AS receipts FROM sog.receipts(:c);
+SELECT count(*) AS gaps FROM sog.gaps(:c);
+SELECT state, message FROM pg_temp.err($$SELECT sog.apply($1, $2, '2', sog.payload_digest('2'))$$, :c, :gc);
+RESET ROLE;
+
+-- EXECUTE granted by hand is not a grant: 42501, with the way to get one.
+SET ROLE regress_access_manual;
+SELECT * FROM pg_temp.err($$SELECT sog.claim($1, 'manual')$$, :c) \gx
+RESET ROLE;
+
+-- A SECURITY DEFINER wrapper does not lend its owner's grant: the caller's
+-- own role is checked.
+CREATE ROLE regress_access_app;
+CREATE FUNCTION public.regress_wrapped_owner_check(cp bigint, gen bigint) RETURNS boolean
+	LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog
+	AS $$ SELECT sog.owner_check(cp, gen) $$;
+ALTER FUNCTION public.regress_wrapped_owner_check(bigint, bigint) OWNER TO regress_access_all;
+SET ROLE regress_access_all;
+SELECT public.regress_wrapped_owner_check(:c, :gc) AS as_owner;
+SET ROLE regress_access_app;
+SELECT state, detail FROM pg_temp.err($$SELECT public.regress_wrapped_owner_check($1, $2)$$, :c, :gc);
+RESET ROLE;
+
+-- Revoking one name leaves the others; revoking all takes EXECUTE back.
+SELECT sog.revoke_consumer('regress_access_ab', 'access-a');
+SET ROLE regress_access_ab;
+SELECT state FROM pg_temp.err($$SELECT sog.owner_check($1, 0)$$, :a);
+SELECT count(*) >= 0 AS b_ok FROM sog.status;
+RESET ROLE;
+SELECT sog.revoke_consumer('regress_access_ab');
+SET ROLE regress_access_ab;
+SELECT state, message FROM pg_temp.err($$SELECT sog.owner_check($1, 0)$$, :a);
+RESET ROLE;
+-- An unscoped grant after scoped ones covers every consumer; a scoped one
+-- after an unscoped one is a notice and changes nothing.
+SELECT sog.grant_consumer('regress_access_a');
+SELECT sog.grant_consumer('regress_access_a', 'access-z');
+SELECT role, kind, consumer FROM sog.role_grant
+ WHERE role = 'regress_access_a'::regrole;
+
+-- The grants are kept with the extension's state (pg_dump).
+SELECT pg_catalog.pg_get_userbyid(c.relowner) IS NOT NULL AS dumped
+  FROM pg_catalog.pg_extension e, pg_catalog.pg_class c
+ WHERE e.extname = 'stream_offset_guard' AND c.oid = 'sog.role_grant'::regclass
+   AND c.oid = ANY (e.extconfig);
+
+DROP FUNCTION public.regress_wrapped_owner_check(bigint, bigint);
+DROP OWNED BY regress_access_a, regress_access_ab, regress_access_all, regress_access_op,
+	regress_access_manual, regress_access_member, regress_access_app;
+DELETE FROM sog.role_grant WHERE role::text LIKE 'regress_access_%';
+DROP ROLE regress_access_member, regress_access_a, regress_access_ab, regress_access_all,
+	regress_access_op, regress_access_manual, regress_access_app;

@@ -1,0 +1,274 @@
+/*-------------------------------------------------------------------------
+ *
+ * access.c
+ *	  Who may act on which checkpoint: the grants of sog.grant_consumer and
+ *	  sog.grant_operator, checked by every stateful function.
+ *
+ * PostgreSQL's EXECUTE privilege decides which functions a role may call;
+ * this file decides on which checkpoints.  sog.grant_consumer and
+ * sog.grant_operator record each grant in sog.role_grant (role, kind,
+ * consumer): a consumer grant with a consumer name lets the role act only
+ * on checkpoints of that consumer (several grants add names), one without a
+ * name on every checkpoint; an operator grant covers every checkpoint.
+ *
+ * The role checked is the session's current role (GetOuterUserId(): the
+ * login role, or the one chosen with SET ROLE), not the owner of the
+ * extension that the SECURITY DEFINER functions run as.  A SECURITY DEFINER
+ * wrapper of the user's own therefore does not lend its owner's grant to
+ * its callers: a caller needs a grant of its own (or the privileges of a
+ * role that has one).  Superusers and roles with the privileges of the
+ * extension's owner pass without a grant.  A role that has EXECUTE but no
+ * row in sog.role_grant (granted by hand) is refused: grants go through
+ * the grant functions.
+ *
+ * The grant table is read on every check, on the newest snapshot, with the
+ * table access method (a sequential scan: it holds a few rows per role).
+ * Nothing is cached across calls, so a grant or a revoke takes effect at the
+ * next call after it commits.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "access.h"
+#include "sog.h"
+
+/* Owner of the installed extension (InvalidOid if not installed). */
+static Oid
+extension_owner(void)
+{
+	Oid			ext = get_extension_oid("stream_offset_guard", true);
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	Oid			owner = InvalidOid;
+	ScanKeyData key;
+
+	if (!OidIsValid(ext))
+		return InvalidOid;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = table_beginscan_catalog(rel, 1, &key);
+	slot = table_slot_create(rel, NULL);
+	if (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+
+		owner = DatumGetObjectId(slot_getattr(slot, Anum_pg_extension_extowner, &isnull));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return owner;
+}
+
+/*
+ * What the grants of user allow: *all_consumers when some consumer grant
+ * without a name applies, *operator when an operator grant applies, and the
+ * names of the scoped consumer grants that apply, as a list of C strings.
+ */
+typedef struct SogGrants
+{
+	bool		any;			/* at least one grant applies */
+	bool		all_consumers;
+	bool		operator;
+	List	   *consumers;
+} SogGrants;
+
+static void
+read_grants(Oid user, SogGrants *g)
+{
+	Oid			nsp = get_namespace_oid("sog", false);
+	Oid			relid = get_relname_relid("role_grant", nsp);
+	Relation	rel;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	AttrNumber	att_role;
+	AttrNumber	att_kind;
+	AttrNumber	att_consumer;
+
+	memset(g, 0, sizeof(*g));
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+				 errdetail("Table sog.role_grant does not exist."),
+				 errhint("Run ALTER EXTENSION stream_offset_guard UPDATE, or re-create the extension.")));
+	att_role = get_attnum(relid, "role");
+	att_kind = get_attnum(relid, "kind");
+	att_consumer = get_attnum(relid, "consumer");
+	if (att_role == InvalidAttrNumber || att_kind == InvalidAttrNumber ||
+		att_consumer == InvalidAttrNumber)
+		elog(ERROR, "table sog.role_grant lacks its columns");
+
+	rel = table_open(relid, AccessShareLock);
+	scan = table_beginscan(rel, GetLatestSnapshot(), 0, NULL);
+	slot = table_slot_create(rel, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		bool		isnull;
+		Oid			role = DatumGetObjectId(slot_getattr(slot, att_role, &isnull));
+		char	   *kind;
+		Datum		consumer;
+		bool		consumer_null;
+
+		if (isnull || !has_privs_of_role(user, role))
+			continue;
+		kind = TextDatumGetCString(slot_getattr(slot, att_kind, &isnull));
+		consumer = slot_getattr(slot, att_consumer, &consumer_null);
+		g->any = true;
+		if (strcmp(kind, "operator") == 0)
+			g->operator = true;
+		else if (consumer_null)
+			g->all_consumers = true;
+		else
+			g->consumers = lappend(g->consumers, TextDatumGetCString(consumer));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+}
+
+/* "a", "b" and "c" for a message. */
+static char *
+name_list(List *names)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	foreach(lc, names)
+	{
+		if (buf.len > 0)
+			appendStringInfoString(&buf, foreach_current_index(lc) == list_length(names) - 1 ?
+								   " and " : ", ");
+		appendStringInfo(&buf, "\"%s\"", sog_cut((char *) lfirst(lc)));
+		if (buf.len > 1000)
+		{
+			appendStringInfoString(&buf, ", ...");
+			break;
+		}
+	}
+	return buf.data;
+}
+
+/*
+ * "checkpoint 42" or, before a checkpoint exists (register), "consumer
+ * \"orders-sink\"": what a refusal is about.
+ */
+static char *
+subject(int64 checkpoint_id, const char *consumer)
+{
+	return checkpoint_id > 0 ?
+		psprintf("checkpoint " INT64_FORMAT, checkpoint_id) :
+		psprintf("consumer \"%s\"", sog_cut(consumer));
+}
+
+void
+sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
+{
+	Oid			user = GetOuterUserId();
+	SogGrants	g;
+	ListCell   *lc;
+	Oid			owner;
+	char	   *rolename;
+	char	   *what = NULL;
+
+	if (superuser_arg(user))
+		return;
+	owner = extension_owner();
+	if (OidIsValid(owner) && has_privs_of_role(user, owner))
+		return;
+
+	read_grants(user, &g);
+	if ((kinds & SOG_ACCESS_OPERATOR) && g.operator)
+		return;
+	if (kinds & SOG_ACCESS_CONSUMER)
+	{
+		if (g.all_consumers)
+			return;
+		foreach(lc, g.consumers)
+			if (consumer && strcmp((char *) lfirst(lc), consumer) == 0)
+				return;
+	}
+
+	rolename = GetUserNameFromId(user, false);
+	what = subject(checkpoint_id, consumer);
+	if (!g.any)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" has no grant from sog.grant_consumer() or sog.grant_operator().",
+						   sog_cut(rolename)),
+				 errhint("The extension's owner grants access with sog.grant_consumer('%s', '%s') or sog.grant_operator('%s').",
+						 sog_cut(rolename), sog_cut(consumer), sog_cut(rolename))));
+	if (kinds == SOG_ACCESS_OPERATOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" is not an operator; this function is for operators.",
+						   sog_cut(rolename)),
+				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
+						 sog_cut(rolename))));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for %s", what),
+			 g.consumers == NIL ?
+			 errdetail("Role \"%s\" has no consumer grant.", sog_cut(rolename)) :
+			 checkpoint_id > 0 ?
+			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s; %s belongs to consumer \"%s\".",
+					   sog_cut(rolename), list_length(g.consumers) > 1 ? "s" : "",
+					   name_list(g.consumers), what, sog_cut(consumer)) :
+			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s.",
+					   sog_cut(rolename), list_length(g.consumers) > 1 ? "s" : "",
+					   name_list(g.consumers)),
+			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer('%s', '%s').",
+					 sog_cut(consumer), sog_cut(rolename), sog_cut(consumer))));
+}
+
+/*
+ * SQL function: sog.check_consumer_access(consumer text) -> void
+ *
+ * The check of sog_check_access for a consumer name before it has a
+ * checkpoint (sog.register, which runs as the extension's owner, calls it;
+ * it is granted to no one else).
+ */
+PG_FUNCTION_INFO_V1(sog_check_consumer_access);
+Datum
+sog_check_consumer_access(PG_FUNCTION_ARGS)
+{
+	char	   *consumer = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	sog_check_access(0, consumer, SOG_ACCESS_CONSUMER);
+	PG_RETURN_VOID();
+}
+
+/*
+ * The role acting, for audit columns (resolved_by, changed_by, granted_by):
+ * the session's current role, as sog_check_access sees it, not the
+ * extension's owner that SECURITY DEFINER functions run as.
+ */
+const char *
+sog_acting_role(void)
+{
+	return GetUserNameFromId(GetOuterUserId(), false);
+}

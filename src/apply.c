@@ -1,0 +1,373 @@
+/*-------------------------------------------------------------------------
+ *
+ * apply.c
+ *	  Applying events in the sink transaction (contract section 5):
+ *	  note_read, apply, apply_batch and commit_page.
+ *
+ * Locking: each function first calls sog_checkpoint_lock() (store.c), which
+ * checks the caller's grant, serializes every change of that checkpoint on
+ * its row and reads the newest committed version; then it checks the
+ * caller's generation (SG001) before anything else.  The lock is held to the
+ * end of the caller's transaction, so the receipts, the advance of
+ * applied_position and the caller's own sink rows commit or roll back
+ * together, and a claim waits for an in-flight sink transaction.
+ *
+ * The temporal-skew rule: no position above applied_position is accepted
+ * unless the checkpoint is running (SG004 while it is replaying or
+ * failed_closed).  recovery.c applies the same rule to recovery events.
+ *
+ * Memory: each SQL function works in its caller's memory context; SPI runs
+ * between sog_store_begin() and sog_store_end(), and anything returned is
+ * built after sog_store_end().
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "access.h"
+#include "hash.h"
+#include "position.h"
+#include "store.h"
+
+static void
+report_receipt_conflict(const SogCheckpoint *cp, const SogPosition *pos,
+						const uint8 *have, const uint8 *got)
+{
+	char		hx1[2 * SOG_DIGEST_LEN + 1];
+	char		hx2[2 * SOG_DIGEST_LEN + 1];
+
+	hex_encode((const char *) have, SOG_DIGEST_LEN, hx1);
+	hx1[2 * SOG_DIGEST_LEN] = '\0';
+	hex_encode((const char *) got, SOG_DIGEST_LEN, hx2);
+	hx2[2 * SOG_DIGEST_LEN] = '\0';
+	ereport(ERROR,
+			(errcode(ERRCODE_SOG_RECEIPT_CONFLICT),
+			 errmsg("receipt conflict at position %s of checkpoint " INT64_FORMAT,
+					sog_pos_str(pos), cp->id),
+			 errdetail("The receipt records payload digest %s; this event carries %s.",
+					   hx1, hx2),
+			 errhint("The source returned different bytes for an applied position: stop and audit the stream; do not write this event.")));
+}
+
+/*
+ * An event above applied_position at or below receipts_through: a recovery
+ * attempt may have written it already (its effect is durable).  Every
+ * receipt here gets a row of its own, so that no stored row can span one of
+ * the attempt's.  Returns true for a new event.
+ */
+static bool
+apply_above_recovered(SogCheckpoint *cp, SogReceiptRun *run, int remaining,
+					  SogPosition *pos, const uint8 *dig, SogReceiptRun *probe)
+{
+	uint8		have[SOG_DIGEST_LEN];
+
+	sog_receipt_run_store(cp->id, run);
+	sog_receipt_run_init(run, remaining);
+	if (sog_receipt_lookup(cp->id, pos, have, probe))
+	{
+		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
+			report_receipt_conflict(cp, pos, have, dig);
+		return false;
+	}
+	sog_receipt_run_add(run, pos, dig);
+	sog_receipt_run_store(cp->id, run);
+	sog_receipt_run_init(run, remaining);
+	return true;
+}
+
+/*
+ * An event at or below applied_position: a duplicate (false) when a receipt
+ * with its digest exists or it is at or below the prune horizon; SG003 for
+ * another digest; SG005 otherwise (out of order).
+ */
+static bool
+apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
+				  const SogPosition *applied, const SogPosition *pos,
+				  const uint8 *dig, SogReceiptRun *probe)
+{
+	uint8		have[SOG_DIGEST_LEN];
+
+	if (sog_receipt_run_find(run, pos, have) ||
+		sog_receipt_lookup(cp->id, pos, have, probe))
+	{
+		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
+			report_receipt_conflict(cp, pos, have, dig);
+		return false;
+	}
+	if (cp->prune_horizon && sog_position_cmp(pos, cp->prune_horizon) <= 0)
+		return false;			/* pruned: known to be applied */
+	ereport(ERROR,
+			(errcode(ERRCODE_SOG_REGRESSION),
+			 errmsg("position %s of checkpoint " INT64_FORMAT " is out of order",
+					sog_pos_str(pos), cp->id),
+			 errdetail("The checkpoint has applied through %s and holds no receipt for %s (prune horizon %s).",
+					   sog_pos_str(applied), sog_pos_str(pos), sog_pos_str(cp->prune_horizon)),
+			 errhint("Apply events in increasing position order, resuming from the resume_from of sog.claim().")));
+	return false;				/* not reached */
+}
+
+/*
+ * Apply n events to the locked checkpoint *cp: decide each one, store the
+ * new receipts as one run and advance applied_position.  result[i] is true
+ * for a new event.  Runs inside SPI.
+ */
+static void
+apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
+			 bool *result)
+{
+	SogReceiptRun run;
+	SogReceiptRun probe;
+	SogPosition *applied = cp->applied_position;
+	int			i;
+
+	sog_receipt_run_init(&run, n);
+	sog_receipt_run_init(&probe, 1);
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (sog_position_cmp_nullable(pos[i], applied) <= 0)
+		{
+			result[i] = apply_at_or_below(cp, &run, applied, pos[i], dig[i], &probe);
+			continue;
+		}
+		if (cp->state != SOG_STATE_RUNNING)
+			sog_report_gap_pending(cp, pos[i]);
+		if (cp->receipts_through &&
+			sog_position_cmp(pos[i], cp->receipts_through) <= 0)
+			result[i] = apply_above_recovered(cp, &run, n - i, pos[i], dig[i], &probe);
+		else
+		{
+			sog_receipt_run_add(&run, pos[i], dig[i]);
+			result[i] = true;
+		}
+		applied = pos[i];
+	}
+
+	if (sog_position_cmp_nullable(applied, cp->applied_position) > 0)
+	{
+		sog_receipt_run_store(cp->id, &run);
+		cp->applied_position = applied;
+		if (sog_position_cmp_nullable(applied, cp->receipts_through) > 0)
+			cp->receipts_through = applied;
+		if (sog_position_cmp_nullable(cp->source_cursor, applied) <= 0)
+			sog_clear_read_boundary(cp);
+		sog_checkpoint_write(cp);
+	}
+}
+
+/*
+ * SQL function: sog.apply(checkpoint_id bigint, generation bigint,
+ *	   position sog.position, payload_digest bytea) -> boolean
+ */
+PG_FUNCTION_INFO_V1(sog_apply);
+Datum
+sog_apply(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	SogPosition *pos;
+	bytea	   *digest;
+	const uint8 *dig;
+	bool		result;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "position");
+	sog_require_arg(fcinfo, 3, "payload_digest");
+	pos = PG_GETARG_SOG_POSITION_P(2);
+	digest = PG_GETARG_BYTEA_PP(3);
+	sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(digest));
+	dig = (const uint8 *) VARDATA_ANY(digest);
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply");
+	sog_store_begin();
+	apply_events(&cp, 1, &pos, &dig, &result);
+	sog_store_end();
+	PG_RETURN_BOOL(result);
+}
+
+/*
+ * The events of apply_batch's two arrays, checked: one-dimensional, as
+ * many positions as digests, no NULL element, 32-byte digests.  *lbound is
+ * the positions' lower bound (the result keeps it).
+ */
+static int
+batch_events(ArrayType *parr, ArrayType *darr, SogPosition ***pos,
+			 const uint8 ***dig, int *lbound)
+{
+	Datum	   *pd;
+	bool	   *pn;
+	Datum	   *dd;
+	bool	   *dn;
+	int			np;
+	int			nd;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			i;
+
+	if (ARR_NDIM(parr) > 1 || ARR_NDIM(darr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("positions and payload digests must be one-dimensional arrays"),
+				 errdetail("The arrays have %d and %d dimensions.", ARR_NDIM(parr), ARR_NDIM(darr)),
+				 errhint("Pass one flat array of positions and one of digests.")));
+	*lbound = ARR_NDIM(parr) == 1 ? ARR_LBOUND(parr)[0] : 1;
+	get_typlenbyvalalign(ARR_ELEMTYPE(parr), &typlen, &typbyval, &typalign);
+	deconstruct_array(parr, ARR_ELEMTYPE(parr), typlen, typbyval, typalign, &pd, &pn, &np);
+	deconstruct_array(darr, BYTEAOID, -1, false, TYPALIGN_INT, &dd, &dn, &nd);
+	if (np != nd)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("position and digest arrays differ in length"),
+				 errdetail("There are %d positions and %d digests.", np, nd),
+				 errhint("Pass one payload digest per position, in the same order.")));
+
+	*pos = palloc(sizeof(SogPosition *) * Max(np, 1));
+	*dig = palloc(sizeof(uint8 *) * Max(np, 1));
+	for (i = 0; i < np; i++)
+	{
+		bytea	   *d;
+
+		if (pn[i] || dn[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("events need a position and a payload digest"),
+					 errdetail("The %s of element %d is NULL.",
+							   pn[i] ? "position" : "payload digest", i + 1),
+					 errhint("Remove incomplete events from the batch.")));
+		(*pos)[i] = DatumGetSogPositionP(pd[i]);
+		d = DatumGetByteaPP(dd[i]);
+		sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(d));
+		(*dig)[i] = (const uint8 *) VARDATA_ANY(d);
+	}
+	return np;
+}
+
+/*
+ * SQL function: sog.apply_batch(checkpoint_id bigint, generation bigint,
+ *	   positions sog.position[], payload_digests bytea[]) -> boolean[]
+ *
+ * The result has the subscripts of the positions array: result[i] answers
+ * for positions[i], whatever the array's lower bound.
+ */
+PG_FUNCTION_INFO_V1(sog_apply_batch);
+Datum
+sog_apply_batch(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	SogPosition **pos;
+	const uint8 **dig;
+	bool	   *result;
+	Datum	   *out;
+	int			n;
+	int			lbound;
+	int			i;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "positions");
+	sog_require_arg(fcinfo, 3, "payload_digests");
+	n = batch_events(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3),
+					 &pos, &dig, &lbound);
+	result = palloc(sizeof(bool) * Max(n, 1));
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply_batch");
+	sog_store_begin();
+	apply_events(&cp, n, pos, dig, result);
+	sog_store_end();
+
+	if (n == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(BOOLOID));
+	out = palloc(sizeof(Datum) * n);
+	for (i = 0; i < n; i++)
+		out[i] = BoolGetDatum(result[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(out, NULL, 1, &n, &lbound,
+											 BOOLOID, 1, true, TYPALIGN_CHAR));
+}
+
+/*
+ * SQL function: sog.note_read(checkpoint_id bigint, generation bigint,
+ *	   source_cursor sog.position, buffer_hash text, buffered_count bigint)
+ *	   -> void
+ *
+ * The worker holds, unapplied, every record in (applied_position,
+ * source_cursor].  It must commit before the sink transaction that applies
+ * them: inside it, it would roll back with it.
+ */
+PG_FUNCTION_INFO_V1(sog_note_read);
+Datum
+sog_note_read(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	SogPosition *cursor;
+	char	   *hash = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	bool		count_isnull = PG_ARGISNULL(4);
+	int64		count = count_isnull ? 0 : PG_GETARG_INT64(4);
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "source_cursor");
+	cursor = PG_GETARG_SOG_POSITION_P(2);
+	sog_check_buffer_hash("buffer_hash", hash);
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "note_read");
+	if (cp.state != SOG_STATE_RUNNING)
+		sog_report_gap_pending(&cp, cursor);
+	if (sog_position_cmp_nullable(cursor, cp.applied_position) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_REGRESSION),
+				 errmsg("read cursor %s of checkpoint " INT64_FORMAT " is behind its applied position",
+						sog_pos_str(cursor), cp.id),
+				 errdetail("The checkpoint has applied through %s.", sog_pos_str(cp.applied_position)),
+				 errhint("Report the last position fetched from the source; it cannot be below what was applied.")));
+	if (!count_isnull)
+		sog_check_buffered_count(count, cursor, cp.applied_position);
+
+	sog_record_read_boundary(&cp, cursor, hash, count_isnull, count);
+	sog_store_begin();
+	sog_checkpoint_write(&cp);
+	sog_store_end();
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL function: sog.commit_page(checkpoint_id bigint, generation bigint,
+ *	   expected_token text, successor_token text) -> void
+ */
+PG_FUNCTION_INFO_V1(sog_commit_page);
+Datum
+sog_commit_page(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	char	   *expected = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	char	   *successor = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "commit_page");
+
+	if (!sog_text_eq(expected, cp.provider_token))
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
+				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expected one", cp.id),
+				 errdetail("Expected %s, but the checkpoint holds %s.",
+						   sog_quoted(expected, "no token"),
+						   sog_quoted(cp.provider_token, "no token")),
+				 errhint("Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.")));
+	cp.provider_token = successor;
+	sog_store_begin();
+	sog_checkpoint_write(&cp);
+	sog_store_end();
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,318 @@
+/*-------------------------------------------------------------------------
+ *
+ * gaps.c
+ *	  Gaps: verifying a replayed one, reporting a loss, skipping (telemetry
+ *	  only), resolving, and listing them (contract sections 5, 7 and 10):
+ *	  verify_gap, report_gap, skip_gap, resolve_gap, gaps.
+ *
+ * A gap row covers (from_position, to_position] of a checkpoint: from is
+ * the applied position when it was recorded (NULL: nothing was applied),
+ * to the last position it may hold; a NULL to means the end is unknown and
+ * every position above from is suspect (a divergence, or a recovery refusal
+ * before anything above the applied position was read).  While a gap is
+ * open the checkpoint is failed_closed: nothing above its applied position
+ * is applied (SG004).  Every gap is announced with NOTIFY sog_gap.
+ *
+ * Locking: every function that changes a checkpoint locks its row first
+ * (sog_checkpoint_lock, store.c); gaps() reads on the transaction snapshot
+ * without locking.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "access.h"
+#include "compat.h"
+#include "halt.h"
+#include "position.h"
+#include "store.h"
+
+/* The reasons of contract section 7, which report_gap accepts. */
+static const char *const gap_reasons[] = {
+	"no_buffer_hash", "hash_mismatch", "divergence", "identity_changed",
+	"retention", "scope_changed", "coverage_unproven", "no_finality",
+	"receipts_pruned", "mismatch", "unverifiable", "coverage_gap"
+};
+
+/*
+ * SQL function: sog.verify_gap(checkpoint_id bigint, generation bigint,
+ *	   replay_hash text) -> boolean
+ */
+PG_FUNCTION_INFO_V1(sog_verify_gap);
+Datum
+sog_verify_gap(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	char	   *replay;
+	bool		match;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "replay_hash");
+	replay = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	sog_check_buffer_hash("replay_hash", replay);
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "verify_gap");
+	if (cp.state != SOG_STATE_REPLAYING || cp.read_hash == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("checkpoint " INT64_FORMAT " has no gap awaiting verification", cp.id),
+				 errdetail("Its state is %s.", sog_state_label(cp.state)),
+				 errhint("Call it after sog.claim() returned gap_replay_required.")));
+
+	sog_store_begin();
+	match = pg_strcasecmp(replay, cp.read_hash) == 0;
+	if (match)
+		cp.state = SOG_STATE_RUNNING;
+	else
+	{
+		sog_gap_record(&cp, "hash_mismatch", SOG_VERDICT_FAIL_CLOSED,
+					   cp.applied_position, cp.source_cursor, NULL);
+		cp.state = SOG_STATE_FAILED_CLOSED;
+	}
+	sog_checkpoint_write(&cp);
+	sog_store_end();
+	PG_RETURN_BOOL(match);
+}
+
+static void
+check_gap_reason(const char *reason)
+{
+	int			i;
+
+	for (i = 0; reason && i < (int) lengthof(gap_reasons); i++)
+		if (strcmp(reason, gap_reasons[i]) == 0)
+			return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid gap reason %s", sog_quoted(reason, "NULL")),
+			 errdetail("A gap's reason is one of no_buffer_hash, hash_mismatch, divergence, identity_changed, retention, scope_changed, coverage_unproven, no_finality, receipts_pruned, mismatch, unverifiable, coverage_gap."),
+			 errhint("Use \"retention\" for records the broker discarded before they were applied.")));
+}
+
+/*
+ * SQL function: sog.report_gap(checkpoint_id bigint, generation bigint,
+ *	   to_position sog.position, reason text, detail text DEFAULT NULL)
+ *	   -> bigint
+ *
+ * The consumer saw that records it never applied are gone: records the gap
+ * (applied_position, to_position], fails the checkpoint closed, notifies,
+ * and returns the gap's id.  Idempotent: when an open gap already covers
+ * the range, returns its id and changes nothing.
+ */
+PG_FUNCTION_INFO_V1(sog_report_gap);
+Datum
+sog_report_gap(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	SogPosition *to;
+	char	   *reason = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	char	   *detail = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	int64		gap_id;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "to_position");
+	to = PG_GETARG_SOG_POSITION_P(2);
+	check_gap_reason(reason);
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "report_gap");
+	if (sog_position_cmp_nullable(to, cp.applied_position) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot report a gap through %s of checkpoint " INT64_FORMAT,
+						sog_pos_str(to), cp.id),
+				 errdetail("The checkpoint has applied through %s: nothing at or below it can be lost.",
+						   sog_pos_str(cp.applied_position)),
+				 errhint("Report the last position that is gone, above the applied position.")));
+
+	sog_store_begin();
+	gap_id = sog_gap_covering(cp.id, cp.applied_position, to);
+	if (gap_id == 0)
+	{
+		gap_id = sog_gap_record(&cp, reason, SOG_VERDICT_FAIL_CLOSED,
+								cp.applied_position, to, detail);
+		cp.state = SOG_STATE_FAILED_CLOSED;
+		sog_checkpoint_write(&cp);
+	}
+	sog_store_end();
+	PG_RETURN_INT64(gap_id);
+}
+
+/*
+ * SQL function: sog.skip_gap(checkpoint_id bigint, generation bigint,
+ *	   reason text) -> void
+ *
+ * Telemetry checkpoints only: every open gap is resolved as
+ * skipped_telemetry and applied_position moves to the read cursor.  What is
+ * skipped is always on record: a range (applied, cursor] that no open gap
+ * covers (an unverified replay, or records the worker noted and drops) is
+ * first recorded as a gap (reason unverified) and resolved with the others.
+ */
+PG_FUNCTION_INFO_V1(sog_skip_gap);
+Datum
+sog_skip_gap(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	char	   *reason = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	SogManifest m;
+	SogPosition *from;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "skip_gap");
+	if (!cp.telemetry)
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_REFUSED),
+				 errmsg("cannot skip a gap of critical checkpoint " INT64_FORMAT, cp.id),
+				 errdetail("Checkpoint %s/%s/%s is critical; records in (%s, %s] would be lost.",
+						   sog_cut(cp.consumer), sog_cut(cp.stream), sog_cut(cp.partition),
+						   sog_pos_str(cp.applied_position), sog_pos_str(cp.source_cursor)),
+				 errhint("Replay the gap, or have an operator accept the loss with sog.resolve_gap().")));
+	if (sog_is_blank(reason))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a skipped gap needs a reason"),
+				 errdetail("The reason is recorded with the gap for audit."),
+				 errhint("Say why losing these records is acceptable.")));
+
+	sog_store_begin();
+	from = cp.applied_position;
+	if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) > 0 &&
+		sog_gap_covering(cp.id, cp.applied_position, cp.source_cursor) == 0)
+		sog_gap_record(&cp, "unverified", SOG_VERDICT_FAIL_CLOSED,
+					   cp.applied_position, cp.source_cursor,
+					   cp.state == SOG_STATE_REPLAYING ?
+					   "skipped before verify_gap" : "buffered records skipped");
+	sog_gap_resolve_open(cp.id, "skipped_telemetry", reason);
+	if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) > 0)
+		cp.applied_position = cp.source_cursor;
+	sog_clear_read_boundary(&cp);
+	cp.state = SOG_STATE_RUNNING;
+	sog_evaluate_boundary(cp.applied_position, cp.applied_position, NULL, &m);
+	sog_manifest_record(&cp, "skip", cp.applied_position, NULL, true, 0, &m, 0,
+						psprintf("skipped (%s, %s]: %s", sog_pos_str(from),
+								 sog_pos_str(cp.applied_position), reason));
+	sog_checkpoint_write(&cp);
+	sog_store_end();
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL function: sog.resolve_gap(gap_id bigint, resolution text, note text)
+ *	   -> void
+ */
+PG_FUNCTION_INFO_V1(sog_resolve_gap);
+Datum
+sog_resolve_gap(PG_FUNCTION_ARGS)
+{
+	int64		gap_id;
+	char	   *resolution = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *note = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int64		checkpoint_id;
+	SogCheckpoint cp;
+
+	sog_require_arg(fcinfo, 0, "gap_id");
+	gap_id = PG_GETARG_INT64(0);
+	if (resolution == NULL ||
+		(strcmp(resolution, "replayed") != 0 && strcmp(resolution, "accepted_loss") != 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid gap resolution %s", sog_quoted(resolution, "NULL")),
+				 errdetail("A gap is resolved as \"replayed\" or \"accepted_loss\"."),
+				 errhint("Use \"replayed\" when the records were re-applied, \"accepted_loss\" with a note otherwise.")));
+	if (strcmp(resolution, "accepted_loss") == 0 && sog_is_blank(note))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("accepting a loss needs a note"),
+				 errdetail("Gap " INT64_FORMAT " would be closed as accepted_loss without an explanation.", gap_id),
+				 errhint("Say who accepted the loss and why.")));
+
+	sog_store_begin();
+	checkpoint_id = sog_gap_checkpoint(gap_id);
+	sog_store_end();
+	if (checkpoint_id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gap " INT64_FORMAT " does not exist", gap_id),
+				 errdetail("No row of sog.gap has id " INT64_FORMAT ".", gap_id),
+				 errhint("Look up open gaps in sog.unresolved_gaps.")));
+
+	/* serialize with the checkpoint's workers, then resolve */
+	sog_checkpoint_lock(checkpoint_id, &cp, SOG_ACCESS_OPERATOR, false);
+	sog_store_begin();
+	if (!sog_gap_resolve(gap_id, resolution, note))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("gap " INT64_FORMAT " is already resolved", gap_id),
+				 errdetail("Its resolution is recorded in sog.gap."),
+				 errhint("Nothing to do; see sog.unresolved_gaps for open gaps.")));
+
+	if (sog_gap_count_open(cp.id) == 0)
+	{
+		sog_clear_read_boundary(&cp);
+		cp.state = SOG_STATE_RUNNING;
+		sog_checkpoint_write(&cp);
+	}
+	sog_store_end();
+	PG_RETURN_VOID();
+}
+
+/*
+ * SQL function: sog.gaps(checkpoint_id bigint) -> TABLE(gap_id bigint,
+ *	   from_position sog.position, to_position sog.position, reason text,
+ *	   detected_at timestamptz, resolution text, resolved_at timestamptz,
+ *	   note text)
+ *
+ * Every gap of the checkpoint, open (resolution NULL) and resolved, in order
+ * of detection; for consumers (of that checkpoint) and operators.  Reads on
+ * the transaction snapshot.
+ */
+PG_FUNCTION_INFO_V1(sog_gaps);
+Datum
+sog_gaps(PG_FUNCTION_ARGS)
+{
+	int64		id;
+	ReturnSetInfo *rsinfo;
+	char	   *consumer;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1];
+	uint64		r;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	id = PG_GETARG_INT64(0);
+	SOG_INIT_MATERIALIZED_SRF(fcinfo);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	sog_store_begin();
+	consumer = sog_checkpoint_consumer(id);
+	sog_check_access(id, consumer, SOG_ACCESS_ANY);
+	values[0] = Int64GetDatum(id);
+	sog_exec_snapshot("SELECT id, from_position, to_position, reason, detected_at, "
+					  "resolution, resolved_at, note FROM sog.gap "
+					  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+					  "ORDER BY id USING OPERATOR(pg_catalog.<)",
+					  1, types, values);
+	for (r = 0; r < SPI_processed; r++)
+	{
+		Datum		row[8];
+		bool		isnull[8];
+		int			c;
+
+		for (c = 0; c < 8; c++)
+			row[c] = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+								   c + 1, &isnull[c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, isnull);
+	}
+	sog_store_end();
+	return (Datum) 0;
+}
