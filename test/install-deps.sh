@@ -22,6 +22,8 @@
 #   libssl-dev, openssl       the benchmark's plain-C SHA-256 loop (bench/
 #                             hashloop.c, also compiled by the bench smoke
 #                             test) and `openssl speed`
+#   python3, python3-psycopg  the README's Python example
+#                             (examples/python/check_sink.py)
 # runuser (util-linux) is essential on Debian and always present.
 
 set -euo pipefail
@@ -29,7 +31,7 @@ set -euo pipefail
 case "${1:-all}" in
 	all)
 		pkgs=(make gcc perl postgresql-15 postgresql-server-dev-15 libipc-run-perl
-			clang libclang-rt-14-dev llvm-14 libssl-dev openssl)
+			clang libclang-rt-14-dev llvm-14 libssl-dev openssl python3 python3-psycopg)
 		;;
 	fuzz)
 		pkgs=(clang libclang-rt-14-dev llvm-14)

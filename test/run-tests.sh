@@ -307,6 +307,23 @@ else
 	suite_result bench-smoke failed
 fi
 
+# The README's Python example, run against the test cluster, and the README
+# quoting it verbatim (so that what users copy is what was run).
+say "python example"
+if [ "$server_up" != 1 ]; then
+	suite_result python-example failed "not run: $no_server"
+elif ! awk '/^```python$/{f=1; next} /^```$/{f=0} f' "$tree/README.md" |
+	cmp -s - "$tree/examples/python/sink.py"; then
+	echo "run-tests: README.md's python block is not examples/python/sink.py verbatim"
+	suite_result python-example failed
+elif as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_python' &&
+	as_pg psql -X -q -v ON_ERROR_STOP=1 -d sog_python -c 'CREATE EXTENSION stream_offset_guard' &&
+	as_pg env PGDATABASE=sog_python /usr/bin/python3 "$tree/examples/python/check_sink.py"; then
+	suite_result python-example passed
+else
+	suite_result python-example failed
+fi
+
 # The fuzzer, then its corpus through the server's input function.  A
 # corpus input that is valid UTF-8 without a NUL byte (what text can hold)
 # must either be accepted, with the canonical text a reference in SQL
