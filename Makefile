@@ -12,7 +12,11 @@ OBJS = \
 	src/position.o \
 	src/hash.o \
 	src/halt.o \
-	src/store.o \
+	src/tables.o \
+	src/writer.o \
+	src/checkpoint.o \
+	src/receipt.o \
+	src/gaplog.o \
 	src/access.o \
 	src/apply.o \
 	src/handoff.o \
@@ -28,12 +32,13 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup position casts binary index hash halt \
 	register apply claim_halt gaps scenarios operators recovery receipts \
-	skew loss hostile identity access reconfigure
+	skew loss hostile identity access reconfigure writes
 REGRESS_OPTS = --inputdir=. --outputdir=.
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
 	recovery_claim_race recovery_commit_page_race notify_gap \
-	direct_path_ddl report_gap_race claim_timeout reconfigure_claim_race
+	ddl_index_during_apply report_gap_race claim_timeout reconfigure_claim_race \
+	reindex_concurrently owner_ddl
 ISOLATION_OPTS =
 TAP_TESTS = 1
 

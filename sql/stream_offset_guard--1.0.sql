@@ -179,7 +179,12 @@ COMMENT ON FUNCTION sog.position(numeric) IS 'one-component position from a non-
 COMMENT ON FUNCTION sog.position(pg_lsn) IS 'one-component position from a WAL location (its 64-bit value)';
 COMMENT ON FUNCTION sog.position_to_numeric(sog.position) IS 'numeric value of a one-component position';
 
+CREATE FUNCTION sog.position(bigint[]) RETURNS sog.position[]
+	AS 'MODULE_PATHNAME', 'sog_positions_from_int8'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sog.position(bigint[]) IS 'array of one-component positions from an array of non-negative bigints (one call for the whole array)';
 CREATE CAST (bigint AS sog.position) WITH FUNCTION sog.position(bigint) AS IMPLICIT;
+CREATE CAST (bigint[] AS sog.position[]) WITH FUNCTION sog.position(bigint[]) AS IMPLICIT;
 CREATE CAST (integer AS sog.position) WITH FUNCTION sog.position(integer) AS IMPLICIT;
 CREATE CAST (numeric AS sog.position) WITH FUNCTION sog.position(numeric) AS ASSIGNMENT;
 CREATE CAST (pg_lsn AS sog.position) WITH FUNCTION sog.position(pg_lsn);
@@ -759,6 +764,65 @@ CREATE FUNCTION sog.reconfigure(checkpoint_id bigint, criticality text DEFAULT N
 COMMENT ON FUNCTION sog.reconfigure(bigint, text, text, text, text, text) IS
 	'operators: change a checkpoint''s non-NULL settings, recorded in sog.reconfiguration';
 
+CREATE FUNCTION sog.verify_storage()
+	RETURNS TABLE (relation regclass, problem text)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	amcheck_schema name;
+	r record;
+	msg text;
+BEGIN
+	SELECT n.nspname INTO amcheck_schema
+	  FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+	 WHERE e.extname OPERATOR(pg_catalog.=) 'amcheck';
+	IF amcheck_schema IS NULL THEN
+		RAISE EXCEPTION 'extension "amcheck" is not installed'
+			USING ERRCODE = '55000',
+				  DETAIL = 'sog.verify_storage() runs amcheck''s verify_heapam and bt_index_check on the extension''s tables and indexes.',
+				  HINT = 'Run CREATE EXTENSION amcheck (PostgreSQL''s contrib) in this database.';
+	END IF;
+	-- the extension's tables, their TOAST tables, and every btree index on them
+	FOR r IN
+		SELECT c.oid::pg_catalog.regclass AS rel, c.relkind, am.amname
+		  FROM pg_catalog.pg_class c
+		  LEFT JOIN pg_catalog.pg_am am ON am.oid OPERATOR(pg_catalog.=) c.relam
+		 WHERE c.relnamespace OPERATOR(pg_catalog.=) 'sog'::pg_catalog.regnamespace
+		   AND c.relkind IN ('r', 'i')
+		UNION ALL
+		SELECT c.reltoastrelid::pg_catalog.regclass, 't', NULL
+		  FROM pg_catalog.pg_class c
+		 WHERE c.relnamespace OPERATOR(pg_catalog.=) 'sog'::pg_catalog.regnamespace
+		   AND c.relkind OPERATOR(pg_catalog.=) 'r' AND c.reltoastrelid OPERATOR(pg_catalog.<>) 0
+		 ORDER BY 1
+	LOOP
+		IF r.relkind OPERATOR(pg_catalog.=) 'i' THEN
+			CONTINUE WHEN r.amname OPERATOR(pg_catalog.<>) 'btree';
+			BEGIN
+				EXECUTE pg_catalog.format('SELECT %I.bt_index_check($1, true)', amcheck_schema) USING r.rel;
+			EXCEPTION WHEN OTHERS THEN
+				GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+				relation := r.rel;
+				problem := 'bt_index_check: ' || msg;
+				RETURN NEXT;
+			END;
+		ELSE
+			FOR msg IN EXECUTE pg_catalog.format(
+				'SELECT pg_catalog.concat(''block '', blkno, '', item '', offnum, '': '', msg) FROM %I.verify_heapam($1)',
+				amcheck_schema) USING r.rel
+			LOOP
+				relation := r.rel;
+				problem := 'verify_heapam: ' || msg;
+				RETURN NEXT;
+			END LOOP;
+		END IF;
+	END LOOP;
+END
+$$;
+COMMENT ON FUNCTION sog.verify_storage() IS
+	'amcheck over the extension''s tables (verify_heapam) and btree indexes (bt_index_check with heapallindexed): one row per problem, none when all is well';
+
 -- Nothing stateful is usable by PUBLIC.
 REVOKE ALL ON TABLE sog.checkpoint, sog.receipt, sog.gap, sog.manifest_log,
 	sog.unresolved_gaps, sog.status, sog.reconfiguration FROM PUBLIC;
@@ -779,6 +843,7 @@ REVOKE ALL ON FUNCTION
 	sog.gaps(bigint),
 	sog.owner_check(bigint, bigint),
 	sog.reconfigure(bigint, text, text, text, text, text),
+	sog.verify_storage(),
 	sog.checkpoint_guard()
 FROM PUBLIC;
 
@@ -935,7 +1000,8 @@ BEGIN
 		'sog.prune_receipts(bigint, sog.position), '
 		'sog.gaps(bigint), '
 		'sog.owner_check(bigint, bigint), '
-		'sog.reconfigure(bigint, text, text, text, text, text) TO %s', grant_operator.role);
+		'sog.reconfigure(bigint, text, text, text, text, text), '
+		'sog.verify_storage() TO %s', grant_operator.role);
 	EXECUTE format('GRANT SELECT ON sog.status, sog.unresolved_gaps, sog.reconfiguration TO %s',
 				   grant_operator.role);
 	INSERT INTO sog.role_grant (role, kind, consumer)

@@ -357,15 +357,15 @@ sog_commit_page(PG_FUNCTION_ARGS)
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "commit_page");
 
-	if (!sog_text_eq(expected, cp.provider_token))
+	if (!sog_text_eq(expected, sog_checkpoint_token(&cp)))
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
 				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expected one", cp.id),
 				 errdetail("Expected %s, but the checkpoint holds %s.",
 						   sog_quoted(expected, "no token"),
-						   sog_quoted(cp.provider_token, "no token")),
+						   sog_quoted(sog_checkpoint_token(&cp), "no token")),
 				 errhint("Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.")));
-	cp.provider_token = successor;
+	sog_checkpoint_set_token(&cp, successor);
 	sog_store_begin();
 	sog_checkpoint_write(&cp);
 	sog_store_end();

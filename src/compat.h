@@ -54,4 +54,13 @@
 #define SOG_MARK_GUC_PREFIX_RESERVED(p)	EmitWarningsOnPlaceholders(p)
 #endif
 
+/* EvalPlanQualInit gained a list of result relations in 16. */
+#if PG_VERSION_NUM >= 160000
+#define SOG_EVALPLANQUAL_INIT(epq, estate) \
+	EvalPlanQualInit((epq), (estate), NULL, NIL, -1, NIL)
+#else
+#define SOG_EVALPLANQUAL_INIT(epq, estate) \
+	EvalPlanQualInit((epq), (estate), NULL, NIL, -1)
+#endif
+
 #endif							/* SOG_COMPAT_H */

@@ -224,9 +224,9 @@ sog_claim(PG_FUNCTION_ARGS)
 	nulls[7] = plan.expected_count_isnull;
 	values[8] = plan.m.gap_size;
 	nulls[8] = plan.m.gap_isnull;
-	nulls[9] = cp.provider_token == NULL;
-	if (cp.provider_token)
-		values[9] = CStringGetTextDatum(cp.provider_token);
+	nulls[9] = sog_checkpoint_token(&cp) == NULL;
+	if (!nulls[9])
+		values[9] = CStringGetTextDatum(sog_checkpoint_token(&cp));
 	nulls[10] = plan.m.digest_isnull;
 	if (!plan.m.digest_isnull)
 		values[10] = CStringGetTextDatum(plan.m.digest);

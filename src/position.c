@@ -21,10 +21,13 @@
 #include "postgres.h"
 
 #include "access/hash.h"
+#include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "libpq/pqformat.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/pg_lsn.h"
 #include "utils/sortsupport.h"
@@ -452,6 +455,53 @@ sog_position_from_int8(PG_FUNCTION_ARGS)
 				 errhint("Positions are non-negative integers.")));
 	len = sog_pos_from_uint64((uint64_t) v, enc);
 	PG_RETURN_SOG_POSITION_P(sog_position_from_encoding(enc, len));
+}
+
+/*
+ * SQL function: sog.position(bigint[]) -> sog.position[]
+ *
+ * The cast of a whole array in one call (a client that sends its batch's
+ * positions as int8[]): the same values as the element cast, without a
+ * function call per element.  Keeps dimensions, bounds and NULLs.
+ */
+PG_FUNCTION_INFO_V1(sog_positions_from_int8);
+Datum
+sog_positions_from_int8(PG_FUNCTION_ARGS)
+{
+	ArrayType  *in = PG_GETARG_ARRAYTYPE_P(0);
+	Oid			rettype = get_fn_expr_rettype(fcinfo->flinfo);
+	Oid			elemtype = OidIsValid(rettype) ? get_element_type(rettype) : InvalidOid;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+	int			i;
+
+	if (!OidIsValid(elemtype))
+		elog(ERROR, "sog_positions_from_int8 needs its result type");
+	deconstruct_array(in, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &values, &nulls, &n);
+	for (i = 0; i < n; i++)
+	{
+		int64		v;
+		uint8_t		enc[SOG_POS_MAX_ENCODED];
+		size_t		len;
+
+		if (nulls[i])
+			continue;
+		v = DatumGetInt64(values[i]);
+		if (v < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot convert a negative number to a position"),
+					 errdetail("Element %d of the array is " INT64_FORMAT ".", i + 1, v),
+					 errhint("Positions are non-negative integers.")));
+		len = sog_pos_from_uint64((uint64_t) v, enc);
+		values[i] = PointerGetDatum(sog_position_from_encoding(enc, len));
+	}
+	if (ARR_NDIM(in) == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(elemtype));
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(values, nulls, ARR_NDIM(in), ARR_DIMS(in),
+											 ARR_LBOUND(in), elemtype, -1, false,
+											 TYPALIGN_INT));
 }
 
 /* SQL function: sog.position(integer) -> sog.position */

@@ -314,13 +314,13 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "begin_recovery");
-	if (!sog_text_eq(expired, cp.provider_token))
+	if (!sog_text_eq(expired, sog_checkpoint_token(&cp)))
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
 				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expired one", cp.id),
 				 errdetail("The attempt names %s, but the checkpoint holds %s.",
 						   sog_quoted(expired, "no token"),
-						   sog_quoted(cp.provider_token, "no token")),
+						   sog_quoted(sog_checkpoint_token(&cp), "no token")),
 				 errhint("Another transaction moved the token: re-read the checkpoint and retry with its token.")));
 
 	sog_store_begin();
@@ -555,7 +555,7 @@ sog_promote(PG_FUNCTION_ARGS)
 	lock_recovery(id, &r, &cp);
 	out_generation = cp.generation;
 	out_applied = cp.applied_position;
-	out_token = cp.provider_token;
+	out_token = sog_checkpoint_token(&cp);
 
 	if (strcmp(r.state, "promoted") == 0)
 	{
@@ -596,10 +596,10 @@ sog_promote(PG_FUNCTION_ARGS)
 		bool		won;
 
 		won = cp.generation == r.generation &&
-			sog_text_eq(cp.provider_token, r.expired_token);
+			sog_text_eq(sog_checkpoint_token(&cp), r.expired_token);
 		if (won)
 		{
-			cp.provider_token = successor;
+			sog_checkpoint_set_token(&cp, successor);
 			if (sog_position_cmp_nullable(r.advance_through, cp.applied_position) > 0)
 				cp.applied_position = r.advance_through;
 			if (sog_position_cmp_nullable(cp.applied_position, cp.receipts_through) > 0)
@@ -622,7 +622,7 @@ sog_promote(PG_FUNCTION_ARGS)
 		}
 		out_generation = cp.generation;
 		out_applied = cp.applied_position;
-		out_token = cp.provider_token;
+		out_token = sog_checkpoint_token(&cp);
 
 		v[0] = Int64GetDatum(id);
 		v[1] = CStringGetTextDatum(state);

@@ -1,10 +1,18 @@
 /*-------------------------------------------------------------------------
  *
  * store.h
- *	  The checkpoint/receipt store: locking and writing sog.checkpoint rows,
- *	  packed receipt runs, gap rows and the manifest log.
+ *	  The checkpoint/receipt store: the checkpoint row (checkpoint.c), the
+ *	  receipt store (receipt.c), the gap log (gaplog.c), and the tables and
+ *	  SPI helpers they share (tables.h).
  *
- * See store.c for the locking rules.
+ * Locking, in one paragraph (checkpoint.c has the details): every state
+ * change of a checkpoint starts with sog_checkpoint_lock(), a FOR NO KEY
+ * UPDATE row lock on the newest version of its row, held to the end of the
+ * caller's transaction.  Everything the store does afterwards for that
+ * checkpoint - receipts, gaps, manifests, the row's own update - happens
+ * under that lock, reads the newest committed state, and commits or rolls
+ * back with the caller's sink rows.  Writes go through the executor
+ * (writer.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -20,6 +28,7 @@
 #include "halt.h"
 #include "position.h"
 #include "sog.h"
+#include "tables.h"
 
 typedef enum SogState
 {
@@ -28,20 +37,12 @@ typedef enum SogState
 	SOG_STATE_FAILED_CLOSED
 } SogState;
 
-/* One sog.checkpoint row, as read under its row lock. */
-typedef struct SogCheckpoint
+/* The columns of a checkpoint that its functions change. */
+typedef struct SogCpMutable
 {
-	int64		id;
-	char	   *consumer;
-	char	   *stream;
-	char	   *partition;
-	bool		telemetry;		/* criticality = 'telemetry' */
-	char	   *provider;		/* NULL if unset (likewise below) */
-	char	   *query_scope;
-	char	   *source_identity;
 	int64		generation;
-	char	   *owner;
-	char	   *provider_token;
+	char	   *owner;			/* NULL if unset (likewise below) */
+	char	   *source_identity;
 	SogPosition *source_cursor;
 	SogPosition *read_base;
 	char	   *read_hash;
@@ -51,12 +52,41 @@ typedef struct SogCheckpoint
 	SogPosition *prune_horizon;
 	SogPosition *receipts_through;	/* greatest position with a receipt */
 	SogState	state;
+} SogCpMutable;
+
+/* One sog.checkpoint row, as read under its row lock. */
+typedef struct SogCheckpoint
+{
+	int64		id;
+	char	   *consumer;
+	char	   *stream;
+	char	   *partition;
+	bool		telemetry;		/* criticality = 'telemetry' */
+	char	   *provider;
+	char	   *query_scope;
+	/* what the functions change; orig is what was read (or last written) */
+	int64		generation;
+	char	   *owner;
+	char	   *source_identity;
+	SogPosition *source_cursor;
+	SogPosition *read_base;
+	char	   *read_hash;
+	bool		read_count_isnull;
+	int64		read_count;
+	SogPosition *applied_position;
+	SogPosition *prune_horizon;
+	SogPosition *receipts_through;
+	SogState	state;
+	SogCpMutable orig;
+	/* the provider token, detoasted only when asked for (it may be long) */
+	bool		token_loaded;
+	bool		token_changed;
+	char	   *token;
 	TimestampTz updated_at;
 	bool		claimed_at_isnull;
 	TimestampTz claimed_at;		/* when the current generation began */
 	bool		claimed;		/* set by claim/promote: write claimed_at */
 	HeapTuple	tuple;			/* the row version read (and locked) */
-	ItemPointerData tid;		/* its location */
 } SogCheckpoint;
 
 /* A run of receipts being built by one apply call (in memory). */
@@ -69,15 +99,12 @@ typedef struct SogReceiptRun
 	bool		single;			/* every position has one component */
 } SogReceiptRun;
 
+/* ------------------------------------------------------- checkpoint.c */
+
 extern const char *sog_state_label(SogState s);
 
-/*
- * Every function below that touches the tables runs inside an SPI
- * connection opened by the caller (sog_store_begin/sog_store_end), except
- * sog_checkpoint_lock, which uses the table access method directly.
- */
-extern void sog_store_begin(void);
-extern void sog_store_end(void);
+/* sog.claim_timeout (milliseconds; 0: no limit) */
+extern int	sog_claim_timeout;
 
 /*
  * Find checkpoint id, check that the session's role may act on it with a
@@ -91,8 +118,16 @@ extern void sog_store_end(void);
 extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access,
 								bool claim);
 
-/* sog.claim_timeout (milliseconds; 0: no limit), defined in store.c */
-extern int	sog_claim_timeout;
+/*
+ * Write back the columns of *cp that changed since it was read (the row
+ * must be locked), through the executor; cp then describes the new row
+ * version.  Nothing is written when nothing changed.
+ */
+extern void sog_checkpoint_write(SogCheckpoint *cp);
+
+/* The provider token (NULL: none), and a new one for the next write. */
+extern char *sog_checkpoint_token(SogCheckpoint *cp);
+extern void sog_checkpoint_set_token(SogCheckpoint *cp, char *token);
 
 /* Raise 22023: no checkpoint has this id. */
 extern void sog_report_unknown_checkpoint(int64 id);
@@ -105,14 +140,8 @@ extern void sog_check_generation(const SogCheckpoint *cp, int64 generation,
 								 const char *action);
 
 /*
- * Write back every mutable column of *cp (the row must be locked); cp then
- * describes the new row version.
- */
-extern void sog_checkpoint_write(SogCheckpoint *cp);
-
-/*
  * Raise SG005 if newt moves generation, applied_position or prune_horizon
- * of oldt backward (the trigger's check, shared with the direct writer).
+ * of oldt backward (the monotonicity trigger's check).
  */
 extern void sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
 								AttrNumber generation_att, AttrNumber applied_att,
@@ -135,12 +164,18 @@ extern void sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor,
  */
 extern void sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos);
 
-/* Receipts */
+/* Consumer of checkpoint id (transaction snapshot); 22023 if unknown. */
+extern char *sog_checkpoint_consumer(int64 id);
+
+/* ---------------------------------------------------------- receipt.c */
+
 extern void sog_receipt_run_init(SogReceiptRun *run, int expected);
 extern void sog_receipt_run_add(SogReceiptRun *run, SogPosition *pos,
 								const uint8 *digest);
 extern bool sog_receipt_run_find(const SogReceiptRun *run,
 								 const SogPosition *pos, uint8 *digest);
+
+/* Store a run as receipt rows (through the executor); runs inside SPI. */
 extern void sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run);
 
 /*
@@ -153,7 +188,20 @@ extern void sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
 							   uint8 *digest, SogReceiptRun *probe);
 
-/* Gaps and manifests; both return the new row's id. */
+/* Drop receipts at or below through; returns how many receipts. */
+extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
+
+/*
+ * Receipts of a checkpoint in position order within [from, to] (NULL: no
+ * bound), on the transaction snapshot; calls emit for each.
+ */
+typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest);
+extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
+							 const SogPosition *to, SogReceiptEmit emit, void *arg);
+
+/* ----------------------------------------------------------- gaplog.c */
+
+/* Gaps and manifests; both return the new row's id.  Run inside SPI. */
 extern int64 sog_gap_record(const SogCheckpoint *cp, const char *reason,
 							SogVerdict verdict, const SogPosition *from,
 							const SogPosition *to, const char *detail);
@@ -162,20 +210,6 @@ extern int64 sog_manifest_record(const SogCheckpoint *cp, const char *kind,
 								 const char *buffer_hash, bool count_isnull,
 								 int64 count, const SogManifest *m,
 								 int64 gap_id, const char *note);
-
-
-
-/* Rarely used queries of the store (not kept as plans). */
-
-/*
- * Prepare, run on the newest snapshot and free a one-off query; returns
- * SPI's result code (errors raise).  The caller holds the checkpoint lock.
- */
-extern int	sog_exec(const char *sql, int nargs, Oid *types, Datum *values,
-					 const char *nulls, bool read_only);
-
-/* OID of sog.position (valid after sog_checkpoint_lock or sog_store_begin). */
-extern Oid	sog_position_type(void);
 
 /* Newest open gap of a checkpoint: its id (0 if none) and verdict. */
 extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
@@ -191,12 +225,6 @@ extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
 extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
 							  const SogPosition *to);
 
-/* Consumer of checkpoint id (transaction snapshot); 22023 if unknown. */
-extern char *sog_checkpoint_consumer(int64 id);
-
-/* Run a one-off read-only query on the transaction snapshot. */
-extern int	sog_exec_snapshot(const char *sql, int nargs, Oid *types, Datum *values);
-
 /* Number of open gaps of a checkpoint. */
 extern int64 sog_gap_count_open(int64 checkpoint_id);
 
@@ -210,17 +238,7 @@ extern bool sog_gap_resolve(int64 gap_id, const char *resolution, const char *no
 extern int64 sog_gap_resolve_open(int64 checkpoint_id, const char *resolution,
 								  const char *note);
 
-/* Drop receipts at or below through; returns how many receipts. */
-extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
-
-/*
- * Receipts of a checkpoint in position order within [from, to] (NULL: no
- * bound), on the transaction snapshot; calls emit for each.
- */
-typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest);
-extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
-							 const SogPosition *to, SogReceiptEmit emit, void *arg);
 /* Mark every other open recovery attempt of the checkpoint lost. */
-extern void sog_recovery_fence_open(const SogCheckpoint *cp, int64 except_id);
+extern void sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id);
 
 #endif							/* SOG_STORE_H */

@@ -20,6 +20,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use lib $FindBin::Bin;
+use SogTest;
+
 my $node = PostgreSQL::Test::Cluster->new('crash_mid_sink');
 $node->init;
 # Cluster.pm turns restart_after_crash off; we want the postmaster to
@@ -146,5 +149,6 @@ is( $node->safe_psql(
 	'6|6|1|6',
 	'every position is in the sink exactly once');
 
+SogTest::storage_verifies($node, 'postgres');
 $node->stop;
 done_testing();

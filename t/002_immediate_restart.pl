@@ -21,6 +21,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use lib $FindBin::Bin;
+use SogTest;
+
 my $node = PostgreSQL::Test::Cluster->new('immediate_restart');
 $node->init;
 $node->start;
@@ -166,5 +169,6 @@ is( $node->safe_psql(
 	'60|1|60',
 	'receipts 1..60');
 
+SogTest::storage_verifies($node, 'postgres');
 $node->stop;
 done_testing();

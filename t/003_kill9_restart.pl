@@ -15,6 +15,9 @@ use FindBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use lib $FindBin::Bin;
+use SogTest;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('kill9_restart');
@@ -129,5 +132,6 @@ is( $node->safe_psql(
 	'25|25|1|25',
 	'every position 1..25 is in the sink exactly once');
 
+SogTest::storage_verifies($node, 'postgres');
 $node->stop;
 done_testing();

@@ -29,9 +29,14 @@
 use strict;
 use warnings;
 
+use FindBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use lib $FindBin::Bin;
+use SogTest;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('recovery_crash');
@@ -367,5 +372,6 @@ is( $node->safe_psql(
 	'10|101|110',
 	'receipts 101..110');
 
+SogTest::storage_verifies($node, 'postgres');
 $node->stop;
 done_testing();

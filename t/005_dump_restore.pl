@@ -8,9 +8,14 @@
 use strict;
 use warnings;
 
+use FindBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use lib $FindBin::Bin;
+use SogTest;
 
 my $node = PostgreSQL::Test::Cluster->new('dump_restore');
 $node->init;
@@ -72,5 +77,7 @@ is( $node->safe_psql(
 		'dst', q{SELECT (sog.register('dump', 'orders', '2')).id}),
 	'3', 'identity sequences continue after the restored ids');
 
+SogTest::storage_verifies($node, 'src');
+SogTest::storage_verifies($node, 'dst');
 $node->stop;
 done_testing();

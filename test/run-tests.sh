@@ -256,7 +256,18 @@ if [ "$server_up" != 1 ]; then
 elif [ -z "${regress_tests// /}" ]; then
 	suite_result regress skipped "REGRESS is empty"
 elif installcheck ISOLATION= TAP_TESTS=; then
-	suite_result regress passed
+	# amcheck over everything the regression tests left in the extension's
+	# relations (the isolation specs and TAP tests check their own)
+	problems=$(as_pg psql -X -At -d contrib_regression -c 'CREATE EXTENSION IF NOT EXISTS amcheck' \
+		-c "SELECT coalesce(string_agg(relation || ': ' || problem, E'\n'), '') FROM sog.verify_storage()" 2>&1 | tail -n +2)
+	if [ -z "$problems" ]; then
+		echo "amcheck: verify_heapam and bt_index_check (heapallindexed) find nothing in the extension's relations"
+		suite_result regress passed
+	else
+		echo "amcheck after the regression tests:"
+		echo "$problems"
+		suite_result regress failed "amcheck"
+	fi
 else
 	show "$tree/regression.diffs"
 	missing_expected "$tree/results" "$regress_tests"

@@ -1,0 +1,377 @@
+/*
+ * bench/client.c - the benchmark's real client: what a consumer does per
+ * transaction, over libpq in pipeline mode with binary parameters.
+ *
+ *   client -d CONNINFO -v b|c|g|h -B BATCH -c CLIENTS -T SECONDS [-p FIRST_PARTITION]
+ *
+ * Each of CLIENTS processes owns one partition (FIRST_PARTITION + i) and, in
+ * a loop for SECONDS, builds B events of 100-byte payloads (positions
+ * continuing its partition's), computes what a consumer computes on its own
+ * CPU (the SHA-256 digest of each payload, for g and h), and commits them in
+ * one transaction, sent as one pipeline (BEGIN, the statements, COMMIT, one
+ * sync: one round trip):
+ *
+ *   b  INSERT INTO sink SELECT ... FROM unnest($pos::int8[], $payload::text[]);
+ *      UPDATE offsets SET applied = GREATEST(applied, $last) ...
+ *   c  b + INSERT INTO inbox SELECT ... FROM unnest($pos::int8[]) ON CONFLICT DO NOTHING
+ *   g  INSERT INTO sink SELECT ... FROM unnest($pos::int8[], $payload::text[],
+ *          sog.apply_batch($cp, $gen, $pos::sog.position[], $digests::bytea[])) AS u(p, pl, fresh)
+ *      WHERE fresh          (only the rows answered new are inserted)
+ *   h  as g, with sog.apply_batch_int8 (positions as bigint[], no cast)
+ *
+ * Output, one line: variant B clients seconds transactions events events/s.
+ * Any error ends the run with a message and exit status 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <endian.h>
+
+#include <libpq-fe.h>
+#include <openssl/sha.h>
+
+#define INT4OID 23
+#define INT8OID 20
+#define INT8ARRAYOID 1016
+#define TEXTARRAYOID 1009
+#define BYTEAARRAYOID 1001
+#define TEXTOID 25
+#define BYTEAOID 17
+
+static const char *conninfo = "";
+static char variant = 'g';
+static int	batch = 100;
+static int	clients = 1;
+static double seconds = 5;
+static int	first_partition = 0;
+
+static double
+now(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static void
+die(PGconn *conn, const char *what)
+{
+	fprintf(stderr, "client: %s: %s", what, conn ? PQerrorMessage(conn) : "\n");
+	exit(1);
+}
+
+/* A growing byte buffer for binary parameters. */
+typedef struct Buf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} Buf;
+
+static void
+put(Buf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap)
+	{
+		b->cap = (b->len + n) * 2;
+		b->data = realloc(b->data, b->cap);
+		if (!b->data)
+			die(NULL, "out of memory");
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static void
+put32(Buf *b, uint32_t v)
+{
+	v = htonl(v);
+	put(b, &v, 4);
+}
+
+static void
+put64(Buf *b, uint64_t v)
+{
+	put32(b, (uint32_t) (v >> 32));
+	put32(b, (uint32_t) v);
+}
+
+/* Header of a one-dimensional binary array of n elements of type elemtype. */
+static void
+array_header(Buf *b, uint32_t elemtype, int n)
+{
+	b->len = 0;
+	put32(b, 1);				/* dimensions */
+	put32(b, 0);				/* no NULLs */
+	put32(b, elemtype);
+	put32(b, (uint32_t) n);		/* length */
+	put32(b, 1);				/* lower bound */
+}
+
+static void
+check(PGconn *conn, PGresult *r, ExecStatusType want, const char *what)
+{
+	if (PQresultStatus(r) != want)
+	{
+		fprintf(stderr, "client: %s: %s", what, PQresultErrorMessage(r));
+		exit(1);
+	}
+	PQclear(r);
+}
+
+/* One connection's work: returns transactions done. */
+static long
+run_client(int partition)
+{
+	PGconn	   *conn = PQconnectdb(conninfo);
+	PGresult   *r;
+	int64_t		pos;
+	int64_t		cp = 0;
+	int64_t		gen = 0;
+	Buf			posbuf = {0};
+	Buf			plbuf = {0};
+	Buf			dgbuf = {0};
+	char		payload[101];
+	long		txns = 0;
+	double		end;
+	const char *insert_sql;
+	char		sql[256];
+
+	if (PQstatus(conn) != CONNECTION_OK)
+		die(conn, "connect");
+
+	/* where this partition's positions continue */
+	if (variant == 'b' || variant == 'c')
+		snprintf(sql, sizeof(sql),
+				 "SELECT applied FROM offsets WHERE consumer = 'bench' AND partition = %d", partition);
+	else
+		snprintf(sql, sizeof(sql),
+				 "SELECT coalesce(c.applied_position::numeric, 0)::bigint, b.id, b.gen "
+				 "FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part = %d", partition);
+	r = PQexec(conn, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		die(conn, "reading the start position");
+	pos = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	if (variant == 'g' || variant == 'h')
+	{
+		cp = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+		gen = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+	}
+	PQclear(r);
+
+	insert_sql =
+		"INSERT INTO sink (partition, pos, payload) "
+		"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[]) AS u(p, pl)";
+	if (variant == 'g')
+		insert_sql =
+			"INSERT INTO sink (partition, pos, payload) "
+			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
+			"sog.apply_batch($4, $5, $2::int8[]::sog.position[], $6::bytea[])) AS u(p, pl, fresh) "
+			"WHERE u.fresh";
+	else if (variant == 'h')
+		insert_sql =
+			"INSERT INTO sink (partition, pos, payload) "
+			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
+			"sog.apply_batch_int8($4, $5, $2::int8[], $6::bytea[])) AS u(p, pl, fresh) "
+			"WHERE u.fresh";
+	{
+		Oid			types[6] = {INT4OID, INT8ARRAYOID, TEXTARRAYOID, INT8OID, INT8OID, BYTEAARRAYOID};
+
+		check(conn, PQprepare(conn, "ins", insert_sql,
+							  (variant == 'g' || variant == 'h') ? 6 : 3, types),
+			  PGRES_COMMAND_OK, "prepare insert");
+		check(conn, PQprepare(conn, "off",
+							  "UPDATE offsets SET applied = GREATEST(applied, $2) "
+							  "WHERE consumer = 'bench' AND partition = $1", 2,
+							  (Oid[]) {INT4OID, INT8OID}), PGRES_COMMAND_OK, "prepare offsets");
+		check(conn, PQprepare(conn, "inbox",
+							  "INSERT INTO inbox (partition, pos, key) "
+							  "SELECT $1, p, $1::text || '/' || p::text FROM unnest($2::int8[]) AS p "
+							  "ON CONFLICT DO NOTHING", 2,
+							  (Oid[]) {INT4OID, INT8ARRAYOID}), PGRES_COMMAND_OK, "prepare inbox");
+	}
+	if (!PQenterPipelineMode(conn))
+		die(conn, "pipeline mode");
+
+	end = now() + seconds;
+	while (now() < end)
+	{
+		uint32_t	part_be = htonl((uint32_t) partition);
+		int64_t		last = pos + batch;
+		uint64_t	cp_be[2];
+		const char *values[6];
+		int			lengths[6];
+		int			formats[6] = {1, 1, 1, 1, 1, 1};
+		int			nsent = 0;
+		int			i;
+
+		array_header(&posbuf, INT8OID, batch);
+		array_header(&plbuf, TEXTOID, batch);
+		array_header(&dgbuf, BYTEAOID, batch);
+		for (i = 1; i <= batch; i++)
+		{
+			int64_t		p = pos + i;
+			unsigned char d[SHA256_DIGEST_LENGTH];
+
+			snprintf(payload, sizeof(payload), "%-100" PRId64, p);
+			memcpy(payload + 20, " payload 0123456789abcdefghijklmnopqrstuvwxyz", 45);
+			put32(&posbuf, 8);
+			put64(&posbuf, (uint64_t) p);
+			put32(&plbuf, 100);
+			put(&plbuf, payload, 100);
+			if (variant == 'g' || variant == 'h')
+			{
+				SHA256((unsigned char *) payload, 100, d);	/* the client's CPU */
+				put32(&dgbuf, SHA256_DIGEST_LENGTH);
+				put(&dgbuf, d, SHA256_DIGEST_LENGTH);
+			}
+		}
+		values[0] = (const char *) &part_be;
+		lengths[0] = 4;
+		values[1] = posbuf.data;
+		lengths[1] = (int) posbuf.len;
+		values[2] = plbuf.data;
+		lengths[2] = (int) plbuf.len;
+		cp_be[0] = htobe64((uint64_t) cp);
+		cp_be[1] = htobe64((uint64_t) gen);
+		values[3] = (const char *) &cp_be[0];
+		lengths[3] = 8;
+		values[4] = (const char *) &cp_be[1];
+		lengths[4] = 8;
+		values[5] = dgbuf.data;
+		lengths[5] = (int) dgbuf.len;
+
+		if (!PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
+			die(conn, "send BEGIN");
+		nsent++;
+		if (variant == 'c')
+		{
+			if (!PQsendQueryPrepared(conn, "inbox", 2, values, lengths, formats, 1))
+				die(conn, "send inbox");
+			nsent++;
+		}
+		if (!PQsendQueryPrepared(conn, "ins", (variant == 'g' || variant == 'h') ? 6 : 3,
+								 values, lengths, formats, 1))
+			die(conn, "send insert");
+		nsent++;
+		if (variant == 'b' || variant == 'c')
+		{
+			uint64_t	last_be = htobe64((uint64_t) last);
+			const char *v2[2] = {values[0], (const char *) &last_be};
+			int			l2[2] = {4, 8};
+
+			if (!PQsendQueryPrepared(conn, "off", 2, v2, l2, formats, 1))
+				die(conn, "send offsets");
+			nsent++;
+		}
+		if (!PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0))
+			die(conn, "send COMMIT");
+		nsent++;
+		if (!PQpipelineSync(conn))
+			die(conn, "sync");
+
+		for (i = 0; i < nsent; i++)
+		{
+			r = PQgetResult(conn);
+			if (r == NULL || (PQresultStatus(r) != PGRES_COMMAND_OK &&
+							  PQresultStatus(r) != PGRES_TUPLES_OK))
+			{
+				fprintf(stderr, "client: statement %d of a transaction: %s", i + 1,
+						r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
+				exit(1);
+			}
+			PQclear(r);
+			r = PQgetResult(conn);	/* the NULL that ends each result */
+			if (r)
+				die(conn, "unexpected extra result");
+		}
+		r = PQgetResult(conn);
+		if (PQresultStatus(r) != PGRES_PIPELINE_SYNC)
+			die(conn, "pipeline sync");
+		PQclear(r);
+		pos = last;
+		txns++;
+	}
+	PQfinish(conn);
+	return txns;
+}
+
+int
+main(int argc, char **argv)
+{
+	int			opt;
+	int			i;
+	int			pipes[64][2];
+	long		total = 0;
+	double		t0;
+	double		elapsed;
+
+	while ((opt = getopt(argc, argv, "d:v:B:c:T:p:")) != -1)
+	{
+		switch (opt)
+		{
+			case 'd': conninfo = optarg; break;
+			case 'v': variant = optarg[0]; break;
+			case 'B': batch = atoi(optarg); break;
+			case 'c': clients = atoi(optarg); break;
+			case 'T': seconds = atof(optarg); break;
+			case 'p': first_partition = atoi(optarg); break;
+			default:
+				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h -B batch -c clients -T seconds [-p partition]\n");
+				return 2;
+		}
+	}
+	if (!strchr("bcgh", variant) || batch < 1 || clients < 1 || clients > 64)
+	{
+		fprintf(stderr, "client: bad arguments\n");
+		return 2;
+	}
+	t0 = now();
+	for (i = 0; i < clients; i++)
+	{
+		pid_t		pid;
+
+		if (pipe(pipes[i]) != 0)
+			die(NULL, "pipe");
+		pid = fork();
+		if (pid < 0)
+			die(NULL, "fork");
+		if (pid == 0)
+		{
+			long		n = run_client(first_partition + i);
+
+			if (write(pipes[i][1], &n, sizeof(n)) != sizeof(n))
+				_exit(1);
+			_exit(0);
+		}
+		close(pipes[i][1]);
+	}
+	for (i = 0; i < clients; i++)
+	{
+		long		n = 0;
+		int			status;
+
+		if (read(pipes[i][0], &n, sizeof(n)) != sizeof(n))
+			n = -1;
+		wait(&status);
+		if (n < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		{
+			fprintf(stderr, "client: a client failed\n");
+			return 1;
+		}
+		total += n;
+	}
+	elapsed = now() - t0;
+	printf("%c %d %d %.2f %ld %ld %.0f\n", variant, batch, clients, elapsed, total,
+		   total * (long) batch, total * batch / elapsed);
+	return 0;
+}

@@ -1,0 +1,690 @@
+/*-------------------------------------------------------------------------
+ *
+ * checkpoint.c
+ *	  The checkpoint row: locking it, reading it, writing it back, and the
+ *	  checks every state change makes on it (generation, monotonicity, the
+ *	  read boundary, a pending gap).
+ *
+ * Locking rules (the first thing to know about the store)
+ * -------------------------------------------------------
+ * Every state change of a checkpoint - claim, note_read, apply, apply_batch,
+ * halt, verify_gap, report_gap, skip_gap, commit_page, resolve_gap,
+ * prune_receipts, reconfigure, the recovery functions - starts with
+ * sog_checkpoint_lock(), which takes a FOR NO KEY UPDATE row lock on the
+ * NEWEST version of the checkpoint's row, waiting for whichever transaction
+ * holds it, and reads that newest version.  The lock is held to the end of
+ * the caller's transaction.  Consequences:
+ *
+ *	- all changes of one checkpoint serialize; different checkpoints never
+ *	  wait for each other (no shared hot spot, no table-level lock beyond
+ *	  RowExclusiveLock);
+ *	- a claim waits for an in-flight sink transaction that has applied on
+ *	  the checkpoint, and then sees its outcome (committed advance or not);
+ *	  sog.claim_timeout bounds that wait, and a lock timeout becomes an
+ *	  error that names the backend holding the row;
+ *	- fencing reads the newest committed generation at every isolation
+ *	  level.  The lock is taken with the table AM directly
+ *	  (table_tuple_lock with TUPLE_LOCK_FLAG_FIND_LAST_VERSION), not with
+ *	  SELECT ... FOR UPDATE, because at REPEATABLE READ and SERIALIZABLE the
+ *	  executor turns "row changed since my snapshot" into a serialization
+ *	  failure; here a stale worker gets the precise answer SG001 instead.
+ *
+ * Reads made after the lock (receipts, gaps) use the newest snapshot, for
+ * the same reason: under the lock nothing of this checkpoint is in flight,
+ * so the newest committed state is the state.  The row is found through
+ * the table's primary key as the relcache knows it now (REINDEX
+ * CONCURRENTLY replaces the index; nothing here remembers its OID), and is
+ * written back through the executor (writer.c), only the columns that
+ * changed, so that the monotonicity trigger, constraints and indexes act as
+ * for any other writer and the update stays HOT.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "access.h"
+#include "compat.h"
+#include "store.h"
+#include "writer.h"
+
+static const char *const state_labels[] = {"running", "replaying", "failed_closed"};
+
+/* sog.claim_timeout, in milliseconds; 0 waits without limit. */
+int			sog_claim_timeout = 0;
+
+const char *
+sog_state_label(SogState s)
+{
+	return state_labels[s];
+}
+
+static SogState
+state_from_label(const char *s)
+{
+	int			i;
+
+	for (i = 0; i < (int) lengthof(state_labels); i++)
+		if (strcmp(s, state_labels[i]) == 0)
+			return (SogState) i;
+	elog(ERROR, "unknown checkpoint state \"%s\"", s);
+	return SOG_STATE_FAILED_CLOSED;
+}
+
+void
+sog_report_unknown_checkpoint(int64 id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("checkpoint " INT64_FORMAT " does not exist", id),
+			 errdetail("No row of sog.checkpoint has id " INT64_FORMAT ".", id),
+			 errhint("Create it with sog.register(consumer, stream, partition) and use the id it returns.")));
+}
+
+/*
+ * Who holds a checkpoint's row, for the message of a lock wait that timed
+ * out: filled in before waiting (after the error, no query can run).
+ */
+typedef struct SogHolder
+{
+	bool		known;			/* a single transaction holds it */
+	int			pid;			/* its backend, 0 if not found */
+	char	   *since;			/* its transaction's start, or NULL */
+	char	   *state;			/* its backend's state, or NULL */
+	int64		generation;		/* the newest committed generation */
+	char	   *owner;
+	char	   *claimed_at;
+} SogHolder;
+
+static void
+find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder *h)
+{
+	HeapTupleHeader t = tup->t_data;
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(t);
+	bool		isnull;
+	Datum		d;
+
+	memset(h, 0, sizeof(*h));
+	d = heap_getattr(tup, att[CP_GENERATION], desc, &isnull);
+	h->generation = isnull ? 0 : DatumGetInt64(d);
+	d = heap_getattr(tup, att[CP_OWNER], desc, &isnull);
+	h->owner = isnull ? NULL : TextDatumGetCString(d);
+	d = heap_getattr(tup, att[CP_CLAIMED_AT], desc, &isnull);
+	if (isnull)
+		d = heap_getattr(tup, att[CP_UPDATED_AT], desc, &isnull);
+	h->claimed_at = isnull ? NULL : pstrdup(timestamptz_to_str(DatumGetTimestampTz(d)));
+
+	if ((t->t_infomask & HEAP_XMAX_INVALID) || (t->t_infomask & HEAP_XMAX_IS_MULTI) ||
+		!TransactionIdIsValid(xmax) || !TransactionIdIsInProgress(xmax))
+		return;
+	h->known = true;
+	h->pid = BackendXidGetPid(xmax);
+	if (h->pid != 0)
+	{
+		Oid			types[1] = {INT4OID};
+		Datum		values[1] = {Int32GetDatum(h->pid)};
+		MemoryContext caller = CurrentMemoryContext;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		MemoryContextSwitchTo(caller);
+		if (SPI_execute_with_args("SELECT xact_start::text, state FROM pg_catalog.pg_stat_activity "
+								  "WHERE pid OPERATOR(pg_catalog.=) $1",
+								  1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+		{
+			MemoryContextSwitchTo(caller);
+			h->since = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+			h->state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		}
+		MemoryContextSwitchTo(caller);
+		SPI_finish();
+	}
+}
+
+/*
+ * The wait for checkpoint id's row lock ended with a lock timeout (55P03):
+ * say which checkpoint, who holds it and since when, and what to do.
+ */
+static void
+report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms)
+{
+	StringInfoData detail;
+
+	initStringInfo(&detail);
+	appendStringInfo(&detail, "Generation " INT64_FORMAT " (%s%s%s, since %s) holds the checkpoint",
+					 h->generation, h->owner ? "owner " : "released by its owner",
+					 h->owner ? sog_cut(h->owner) : "", "",
+					 h->claimed_at ? h->claimed_at : "its registration");
+	if (h->known && h->pid != 0)
+		appendStringInfo(&detail, "; its row is locked by the open transaction of backend %d, in progress since %s (%s).",
+						 h->pid, h->since ? h->since : "an unknown time",
+						 h->state ? h->state : "state unknown");
+	else
+		appendStringInfoString(&detail, "; its row is locked by an open transaction.");
+	ereport(ERROR,
+			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+			 claim ?
+			 errmsg("could not claim checkpoint " INT64_FORMAT " within %d ms", id, timeout_ms) :
+			 errmsg("could not lock checkpoint " INT64_FORMAT " within lock_timeout (%d ms)", id, timeout_ms),
+			 errdetail_internal("%s", detail.data),
+			 h->known && h->pid != 0 ?
+			 errhint("Retry later, or end that transaction (SELECT pg_terminate_backend(%d)): its uncommitted sink rows roll back, and a claim then resumes from what it had committed. Set idle_in_transaction_session_timeout for consumers so a stopped one cannot hold a checkpoint for long.", h->pid) :
+			 errhint("Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).")));
+}
+
+/*
+ * Lock the row version at *tid (found with SnapshotSelf) and its newest
+ * successor, waiting for whichever transaction holds it; for a claim at
+ * most sog.claim_timeout milliseconds (when smaller than lock_timeout).  A
+ * lock timeout becomes report_lock_timeout's error.  Returns the outcome of
+ * table_tuple_lock; slot then holds the locked version.
+ */
+static TM_Result
+lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
+		 HeapTuple seen, const AttrNumber *att, bool claim)
+{
+	int			timeout = LockTimeout;
+	volatile int nest = -1;
+	SogHolder	holder;
+	TM_FailureData tmfd;
+	volatile TM_Result res = TM_Ok;
+	MemoryContext ccxt = CurrentMemoryContext;
+
+	if (claim && sog_claim_timeout > 0 && (timeout == 0 || sog_claim_timeout < timeout))
+	{
+		char		buf[32];
+
+		timeout = sog_claim_timeout;
+		snprintf(buf, sizeof(buf), "%d", timeout);
+		nest = NewGUCNestLevel();
+		(void) set_config_option("lock_timeout", buf, PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	}
+	if (timeout > 0)
+		find_holder(seen, RelationGetDescr(rel), att, &holder);
+
+	PG_TRY();
+	{
+		res = table_tuple_lock(rel, tid, SnapshotSelf, slot,
+							   GetCurrentCommandId(true),
+							   LockTupleNoKeyExclusive, LockWaitBlock,
+							   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(ccxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || timeout == 0)
+			PG_RE_THROW();
+		FlushErrorState();
+		report_lock_timeout(id, &holder, claim && timeout == sog_claim_timeout, timeout);
+	}
+	PG_END_TRY();
+
+	if (nest >= 0)
+		AtEOXact_GUC(true, nest);
+	return res;
+}
+
+/*
+ * Find the newest committed version of checkpoint id's row with its
+ * primary key (SnapshotSelf sees exactly one version of it: the newest
+ * committed one, or our own, and takes no SSI predicate locks).  Returns
+ * false if there is none; slot then holds it.
+ */
+static bool
+find_row(Relation rel, int64 id, TupleTableSlot *slot)
+{
+	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+	Relation	idx;
+	IndexScanDesc scan;
+	ScanKeyData key;
+	bool		found;
+
+	if (!OidIsValid(pkey))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table sog.checkpoint has no primary key"),
+				 errdetail("The extension finds checkpoints by their id through the primary key; the table's owner dropped it."),
+				 errhint("Restore it: ALTER TABLE sog.checkpoint ADD PRIMARY KEY (id).")));
+	idx = index_open(pkey, AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+	scan = index_beginscan(rel, idx, SnapshotSelf, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	index_endscan(scan);
+	index_close(idx, AccessShareLock);
+	return found;
+}
+
+static char *
+text_or_null(Datum d, bool isnull)
+{
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+static SogPosition *
+position_or_null(Datum d, bool isnull)
+{
+	return isnull ? NULL : (SogPosition *) PG_DETOAST_DATUM_COPY(d);
+}
+
+/* Fill *cp from the locked row version in slot. */
+static void
+read_row(TupleTableSlot *slot, const AttrNumber *att, int64 id, SogCheckpoint *cp)
+{
+	Datum	   *v;
+	bool	   *n;
+	char	   *crit;
+
+	slot_getallattrs(slot);
+	v = slot->tts_values;
+	n = slot->tts_isnull;
+#define COL(c) v[att[c] - 1], n[att[c] - 1]
+	memset(cp, 0, sizeof(*cp));
+	cp->tuple = ExecCopySlotHeapTuple(slot);
+	cp->tuple->t_self = slot->tts_tid;
+	cp->id = id;
+	cp->consumer = text_or_null(COL(CP_CONSUMER));
+	cp->stream = text_or_null(COL(CP_STREAM));
+	cp->partition = text_or_null(COL(CP_PARTITION));
+	crit = text_or_null(COL(CP_CRITICALITY));
+	cp->telemetry = crit != NULL && strcmp(crit, "telemetry") == 0;
+	cp->provider = text_or_null(COL(CP_PROVIDER));
+	cp->query_scope = text_or_null(COL(CP_QUERY_SCOPE));
+	cp->source_identity = text_or_null(COL(CP_SOURCE_IDENTITY));
+	cp->generation = DatumGetInt64(v[att[CP_GENERATION] - 1]);
+	cp->owner = text_or_null(COL(CP_OWNER));
+	cp->source_cursor = position_or_null(COL(CP_SOURCE_CURSOR));
+	cp->read_base = position_or_null(COL(CP_READ_BASE));
+	cp->read_hash = text_or_null(COL(CP_READ_HASH));
+	cp->read_count_isnull = n[att[CP_READ_COUNT] - 1];
+	if (!cp->read_count_isnull)
+		cp->read_count = DatumGetInt64(v[att[CP_READ_COUNT] - 1]);
+	cp->applied_position = position_or_null(COL(CP_APPLIED_POSITION));
+	cp->prune_horizon = position_or_null(COL(CP_PRUNE_HORIZON));
+	cp->receipts_through = position_or_null(COL(CP_RECEIPTS_THROUGH));
+	cp->state = state_from_label(text_or_null(COL(CP_STATE)));
+	cp->updated_at = DatumGetTimestampTz(v[att[CP_UPDATED_AT] - 1]);
+	cp->claimed_at_isnull = n[att[CP_CLAIMED_AT] - 1];
+	if (!cp->claimed_at_isnull)
+		cp->claimed_at = DatumGetTimestampTz(v[att[CP_CLAIMED_AT] - 1]);
+#undef COL
+}
+
+/* Remember the mutable columns as they are now (read or just written). */
+static void
+remember(SogCheckpoint *cp)
+{
+	cp->orig.generation = cp->generation;
+	cp->orig.owner = cp->owner;
+	cp->orig.source_identity = cp->source_identity;
+	cp->orig.source_cursor = cp->source_cursor;
+	cp->orig.read_base = cp->read_base;
+	cp->orig.read_hash = cp->read_hash;
+	cp->orig.read_count_isnull = cp->read_count_isnull;
+	cp->orig.read_count = cp->read_count;
+	cp->orig.applied_position = cp->applied_position;
+	cp->orig.prune_horizon = cp->prune_horizon;
+	cp->orig.receipts_through = cp->receipts_through;
+	cp->orig.state = cp->state;
+	cp->token_changed = false;
+	cp->claimed = false;
+}
+
+void
+sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
+{
+	Relation	rel;
+	TupleTableSlot *slot;
+	const AttrNumber *att;
+	bool		found;
+
+	sog_tables_refresh();
+
+	/* every caller changes state: refuse where the executor would */
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change checkpoint " INT64_FORMAT " during recovery", id),
+				 errdetail("This server is a standby: checkpoints, receipts and gaps change only on the primary."),
+				 errhint("Connect the consumer to the primary.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change checkpoint " INT64_FORMAT " in a read-only transaction", id),
+				 errdetail("Claims, applies, halts and gap changes write the checkpoint's row."),
+				 errhint("Run the sink transaction as READ WRITE.")));
+
+	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
+	att = sog_checkpoint_attnums(rel);
+	slot = table_slot_create(rel, NULL);
+	found = find_row(rel, id, slot);
+	if (found)
+	{
+		bool		shouldfree;
+		HeapTuple	tup = ExecFetchSlotHeapTuple(slot, false, &shouldfree);
+		bool		isnull;
+		Datum		consumer = heap_getattr(tup, att[CP_CONSUMER],
+											RelationGetDescr(rel), &isnull);
+
+		/* may the caller act on it at all?  (the consumer never changes) */
+		sog_check_access(id, isnull ? NULL : TextDatumGetCString(consumer), access);
+
+		/*
+		 * A version our own transaction wrote (an earlier call's update) is
+		 * ours alone already: every other writer waits on the version
+		 * before it.  Otherwise lock the newest version, waiting for its
+		 * holder and following updates.
+		 */
+		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+		{
+			HeapTuple	seen = heap_copytuple(tup);
+			ItemPointerData tid = slot->tts_tid;
+			TM_Result	res = lock_row(rel, &tid, slot, id, seen, att, claim);
+
+			if (res == TM_Deleted)
+				found = false;
+			else if (res != TM_Ok)
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("could not lock checkpoint " INT64_FORMAT, id),
+						 errdetail("The row lock returned status %d.", (int) res),
+						 errhint("Retry the transaction; report this if it persists.")));
+		}
+		if (shouldfree)
+			heap_freetuple(tup);
+	}
+	if (!found)
+		sog_report_unknown_checkpoint(id);
+
+	read_row(slot, att, id, cp);
+	remember(cp);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);	/* keep RowExclusiveLock to end of xact */
+}
+
+void
+sog_check_generation(const SogCheckpoint *cp, int64 generation,
+					 const char *action)
+{
+	if (generation != cp->generation)
+	{
+		const char *applied = cp->applied_position ?
+		sog_position_to_cstring(cp->applied_position) : "the start of the stream";
+
+		if (generation < cp->generation)
+			ereport(ERROR,
+					(errcode(ERRCODE_SOG_FENCED),
+					 errmsg("checkpoint " INT64_FORMAT " is fenced", cp->id),
+					 errdetail("The %s carries generation " INT64_FORMAT ", but generation " INT64_FORMAT " %s%s%s took the checkpoint over at %s.",
+							   action, generation, cp->generation,
+							   cp->owner ? "(owner " : "(since released by its owner",
+							   cp->owner ? sog_cut(cp->owner) : "", ")",
+							   timestamptz_to_str(cp->claimed_at_isnull ?
+												  cp->updated_at : cp->claimed_at)),
+					 errhint("Stop this worker; the new owner resumes from %s.", applied)));
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_SOG_FENCED),
+					 errmsg("checkpoint " INT64_FORMAT " is fenced", cp->id),
+					 errdetail("The %s carries generation " INT64_FORMAT ", which was never claimed; the current generation is " INT64_FORMAT ".",
+							   action, generation, cp->generation),
+					 errhint("Use the generation returned by sog.claim().")));
+	}
+}
+
+/* Raise 22003 rather than let a generation wrap around. */
+void
+sog_check_generation_room(const SogCheckpoint *cp)
+{
+	if (cp->generation == PG_INT64_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generation of checkpoint " INT64_FORMAT " cannot grow further", cp->id),
+				 errdetail("The generation is " INT64_FORMAT ", the largest bigint.", cp->generation),
+				 errhint("Register the stream under a new consumer name; an UPDATE must have set this generation.")));
+}
+
+char *
+sog_checkpoint_token(SogCheckpoint *cp)
+{
+	if (!cp->token_loaded)
+	{
+		Relation	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
+		const AttrNumber *att = sog_checkpoint_attnums(rel);
+		bool		isnull;
+		Datum		d = heap_getattr(cp->tuple, att[CP_PROVIDER_TOKEN],
+									 RelationGetDescr(rel), &isnull);
+
+		cp->token = text_or_null(d, isnull);
+		cp->token_loaded = true;
+		table_close(rel, NoLock);
+	}
+	return cp->token;
+}
+
+void
+sog_checkpoint_set_token(SogCheckpoint *cp, char *token)
+{
+	cp->token = token;
+	cp->token_loaded = true;
+	cp->token_changed = true;
+}
+
+/* Changed columns of a write, as the writer takes them. */
+typedef struct Changes
+{
+	int			n;
+	AttrNumber	att[CP_NCOLS];
+	Datum		values[CP_NCOLS];
+	bool		isnull[CP_NCOLS];
+} Changes;
+
+static void
+change(Changes *c, AttrNumber att, Datum value, bool isnull)
+{
+	c->att[c->n] = att;
+	c->values[c->n] = value;
+	c->isnull[c->n] = isnull;
+	c->n++;
+}
+
+static void
+change_pos(Changes *c, AttrNumber att, SogPosition *now, SogPosition *was)
+{
+	if (now != was && sog_position_cmp_nullable(now, was) != 0)
+		change(c, att, PointerGetDatum(now), now == NULL);
+	else if (now && was && VARSIZE_ANY(now) != VARSIZE_ANY(was))
+		change(c, att, PointerGetDatum(now), false);
+}
+
+static void
+change_text(Changes *c, AttrNumber att, const char *now, const char *was)
+{
+	if (now != was && !sog_text_eq(now, was))
+		change(c, att, now ? CStringGetTextDatum(now) : (Datum) 0, now == NULL);
+}
+
+void
+sog_checkpoint_write(SogCheckpoint *cp)
+{
+	Relation	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
+	const AttrNumber *att = sog_checkpoint_attnums(rel);
+	const SogCpMutable *o = &cp->orig;
+	Changes		c;
+	SogWriter	w;
+
+	c.n = 0;
+	if (cp->generation != o->generation)
+		change(&c, att[CP_GENERATION], Int64GetDatum(cp->generation), false);
+	change_text(&c, att[CP_OWNER], cp->owner, o->owner);
+	change_text(&c, att[CP_SOURCE_IDENTITY], cp->source_identity, o->source_identity);
+	change_pos(&c, att[CP_SOURCE_CURSOR], cp->source_cursor, o->source_cursor);
+	change_pos(&c, att[CP_READ_BASE], cp->read_base, o->read_base);
+	change_text(&c, att[CP_READ_HASH], cp->read_hash, o->read_hash);
+	if (cp->read_count_isnull != o->read_count_isnull ||
+		(!cp->read_count_isnull && cp->read_count != o->read_count))
+		change(&c, att[CP_READ_COUNT], Int64GetDatum(cp->read_count), cp->read_count_isnull);
+	change_pos(&c, att[CP_APPLIED_POSITION], cp->applied_position, o->applied_position);
+	change_pos(&c, att[CP_PRUNE_HORIZON], cp->prune_horizon, o->prune_horizon);
+	change_pos(&c, att[CP_RECEIPTS_THROUGH], cp->receipts_through, o->receipts_through);
+	if (cp->state != o->state)
+		change(&c, att[CP_STATE], CStringGetTextDatum(sog_state_label(cp->state)), false);
+	if (cp->token_changed)
+		change(&c, att[CP_PROVIDER_TOKEN],
+			   cp->token ? CStringGetTextDatum(cp->token) : (Datum) 0, cp->token == NULL);
+	if (cp->claimed)
+		change(&c, att[CP_CLAIMED_AT],
+			   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
+	if (c.n == 0)
+	{
+		table_close(rel, NoLock);
+		return;
+	}
+	change(&c, att[CP_UPDATED_AT],
+		   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
+
+	sog_writer_begin(&w, rel, true, c.att, c.n);
+	cp->tuple = sog_writer_update(&w, cp->tuple, c.n, c.att, c.values, c.isnull);
+	sog_writer_end(&w);
+	remember(cp);
+	table_close(rel, NoLock);
+}
+
+static SogPosition *
+tuple_position(HeapTuple tup, TupleDesc desc, AttrNumber att)
+{
+	bool		isnull;
+	Datum		d = heap_getattr(tup, att, desc, &isnull);
+
+	return isnull ? NULL : DatumGetSogPositionP(d);
+}
+
+void
+sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
+					AttrNumber generation_att, AttrNumber applied_att,
+					AttrNumber horizon_att)
+{
+	const char *const cols[] = {"applied_position", "prune_horizon"};
+	AttrNumber	atts[] = {applied_att, horizon_att};
+	bool		on;
+	bool		nn;
+	int64		og;
+	int64		ng;
+	int			i;
+
+	og = DatumGetInt64(heap_getattr(oldt, generation_att, desc, &on));
+	ng = DatumGetInt64(heap_getattr(newt, generation_att, desc, &nn));
+	if (nn || (!on && ng < og))
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_REGRESSION),
+				 errmsg("generation of a checkpoint cannot move backward"),
+				 errdetail("The update would change generation from " INT64_FORMAT " to %s.",
+						   og, nn ? "NULL" : psprintf(INT64_FORMAT, ng)),
+				 errhint("Generations only grow; use sog.claim() to take over a checkpoint.")));
+
+	for (i = 0; i < (int) lengthof(cols); i++)
+	{
+		SogPosition *o = tuple_position(oldt, desc, atts[i]);
+		SogPosition *n = tuple_position(newt, desc, atts[i]);
+
+		if (sog_position_cmp_nullable(n, o) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_SOG_REGRESSION),
+					 errmsg("%s of a checkpoint cannot move backward", cols[i]),
+					 errdetail("The update would change %s from %s to %s.",
+							   cols[i], o ? sog_position_to_cstring(o) : "NULL",
+							   n ? sog_position_to_cstring(n) : "NULL"),
+					 errhint("Positions only grow; the extension's functions maintain this column.")));
+	}
+}
+
+/* --------------------------------------------------- the read boundary */
+
+void
+sog_clear_read_boundary(SogCheckpoint *cp)
+{
+	cp->source_cursor = cp->applied_position;
+	cp->read_base = NULL;
+	cp->read_hash = NULL;
+	cp->read_count_isnull = true;
+	cp->read_count = 0;
+}
+
+void
+sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
+						 bool count_isnull, int64 count)
+{
+	if (sog_position_cmp_nullable(cursor, cp->applied_position) == 0)
+	{
+		sog_clear_read_boundary(cp);
+		return;
+	}
+	cp->source_cursor = cursor;
+	cp->read_base = cp->applied_position;
+	cp->read_hash = hash;
+	cp->read_count_isnull = count_isnull;
+	cp->read_count = count;
+}
+
+void
+sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
+{
+	if (cp->state == SOG_STATE_REPLAYING)
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_GAP_PENDING),
+				 errmsg("position %s is beyond an unverified gap of checkpoint " INT64_FORMAT,
+						sog_pos_str(pos), cp->id),
+				 errdetail("The predecessor read through %s but applied only through %s; the records in (%s, %s] have not been verified.",
+						   sog_pos_str(cp->source_cursor), sog_pos_str(cp->applied_position),
+						   cp->read_base ? sog_pos_str(cp->read_base) : "start",
+						   sog_pos_str(cp->source_cursor)),
+				 errhint("Re-fetch (%s, %s], hash it and call sog.verify_gap() before applying or recovering newer events.",
+						 cp->read_base ? sog_pos_str(cp->read_base) : "start",
+						 sog_pos_str(cp->source_cursor))));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_GAP_PENDING),
+				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
+						sog_pos_str(pos), cp->id),
+				 errdetail("The checkpoint failed closed at applied position %s; records after it cannot be proven.",
+						   sog_pos_str(cp->applied_position)),
+				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
+}
+
+char *
+sog_checkpoint_consumer(int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+
+	sog_exec_snapshot("SELECT consumer FROM sog.checkpoint WHERE id OPERATOR(pg_catalog.=) $1",
+					  1, types, values);
+	if (SPI_processed == 0)
+		sog_report_unknown_checkpoint(id);
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+

@@ -1,0 +1,276 @@
+/*-------------------------------------------------------------------------
+ *
+ * gaplog.c
+ *	  The gap log: gap rows and their NOTIFY, the manifest log, the queries
+ *	  on gaps, and the conclusion of recovery attempts a new generation
+ *	  fences.
+ *
+ * Everything here runs under the checkpoint's row lock (checkpoint.c),
+ * inside the caller's SPI connection (sog_store_begin), on the newest
+ * snapshot: under the lock no change of this checkpoint is in flight.
+ * Gap and manifest rows are rare (one per claim, halt or gap), so they go
+ * through SPI INSERTs with kept plans; the plan cache keeps them valid
+ * across DDL.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+
+#include "access.h"
+#include "store.h"
+
+int64
+sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
+			   const SogPosition *from, const SogPosition *to,
+			   const char *detail)
+{
+	Oid			types[7] = {INT8OID, INT8OID, sog_position_type(),
+	sog_position_type(), TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	SPIPlanPtr	plan;
+	int64		gap_id;
+	bool		isnull;
+	StringInfoData payload;
+
+	plan = sog_keep_plan(PLAN_GAP_INSERT,
+					 "INSERT INTO sog.gap (checkpoint_id, generation, from_position, "
+					 "to_position, reason, verdict, detail) "
+					 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict, $7) RETURNING id",
+					 7, types);
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(cp->generation);
+	POS_ARG(from, 2);
+	POS_ARG(to, 3);
+	TEXT_ARG(reason, 4);
+	TEXT_ARG(sog_verdict_label(verdict), 5);
+	TEXT_ARG(detail, 6);
+	if (sog_exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "could not record gap of checkpoint " INT64_FORMAT, cp->id);
+	gap_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+
+	/*
+	 * Tell operators; delivered only if the transaction commits.  The
+	 * payload carries ids and the reason only (contract section 10): any
+	 * role may LISTEN, so no names, tokens or positions, and its size is
+	 * bounded whatever the names are.
+	 */
+	initStringInfo(&payload);
+	appendStringInfo(&payload, "{\"gap_id\": " INT64_FORMAT ", \"checkpoint_id\": " INT64_FORMAT ", \"reason\": ",
+					 gap_id, cp->id);
+	escape_json(&payload, reason);
+	appendStringInfoChar(&payload, '}');
+	Async_Notify("sog_gap", payload.data);
+	return gap_id;
+}
+
+int64
+sog_manifest_record(const SogCheckpoint *cp, const char *kind,
+					const SogPosition *source_cursor, const char *buffer_hash,
+					bool count_isnull, int64 count, const SogManifest *m,
+					int64 gap_id, const char *note)
+{
+	Oid			types[14] = {INT8OID, INT8OID, TEXTOID, TEXTOID,
+		sog_position_type(), sog_position_type(), TEXTOID, INT8OID,
+		TEXTOID, sog_position_type(), NUMERICOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[14];
+	char		nulls[14];
+	SPIPlanPtr	plan;
+	bool		isnull;
+
+	memset(nulls, ' ', sizeof(nulls));
+	plan = sog_keep_plan(PLAN_MANIFEST_INSERT,
+					 "INSERT INTO sog.manifest_log (checkpoint_id, generation, kind, owner, "
+					 "source_cursor, applied_position, buffer_hash, buffered_count, "
+					 "verdict, resume_from, gap_size, manifest_digest, gap_id, note) "
+					 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::sog.verdict, $10, $11, "
+					 "$12, $13, $14) RETURNING id",
+					 14, types);
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(cp->generation);
+	TEXT_ARG(kind, 2);
+	TEXT_ARG(cp->owner, 3);
+	POS_ARG(source_cursor, 4);
+	POS_ARG(cp->applied_position, 5);
+	TEXT_ARG(buffer_hash, 6);
+	values[7] = Int64GetDatum(count);
+	nulls[7] = count_isnull ? 'n' : ' ';
+	TEXT_ARG(sog_verdict_label(m->verdict), 8);
+	POS_ARG(m->resume_from, 9);
+	values[10] = m->gap_size;
+	nulls[10] = m->gap_isnull ? 'n' : ' ';
+	TEXT_ARG(m->digest_isnull ? NULL : m->digest, 11);
+	values[12] = Int64GetDatum(gap_id);
+	nulls[12] = gap_id > 0 ? ' ' : 'n';
+	TEXT_ARG(note, 13);
+	if (sog_exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "could not log manifest of checkpoint " INT64_FORMAT, cp->id);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(checkpoint_id)};
+	bool		isnull;
+	char	   *label;
+	int			i;
+
+	sog_exec("SELECT id, verdict::text FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "ORDER BY id DESC LIMIT 1",
+			  1, types, values, NULL, true);
+	if (SPI_processed == 0)
+		return 0;
+	label = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	*verdict = SOG_VERDICT_FAIL_CLOSED;
+	for (i = SOG_VERDICT_ALIGNED; i <= SOG_VERDICT_FAIL_CLOSED; i++)
+		if (strcmp(label, sog_verdict_label((SogVerdict) i)) == 0)
+			*verdict = (SogVerdict) i;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
+{
+	Oid			types[2] = {INT8OID, TEXTOID};
+	Datum		values[2] = {Int64GetDatum(checkpoint_id), CStringGetTextDatum(reason)};
+	bool		isnull;
+
+	sog_exec("SELECT id FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "AND reason OPERATOR(pg_catalog.=) $2 ORDER BY id DESC LIMIT 1",
+			  2, types, values, NULL, true);
+	if (SPI_processed == 0)
+		return 0;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
+{
+	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	bool		isnull;
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	POS_ARG(from, 1);
+	POS_ARG(to, 2);
+	sog_exec("SELECT id FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "AND (from_position IS NULL OR "
+			  "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
+			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			  "ORDER BY id DESC LIMIT 1",
+			  3, types, values, nulls, true);
+	if (SPI_processed == 0)
+		return 0;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_count_open(int64 checkpoint_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(checkpoint_id)};
+	bool		isnull;
+
+	sog_exec("SELECT pg_catalog.count(*) FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			  1, types, values, NULL, true);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+int64
+sog_gap_checkpoint(int64 gap_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(gap_id)};
+	bool		isnull;
+
+	sog_exec("SELECT checkpoint_id FROM sog.gap WHERE id OPERATOR(pg_catalog.=) $1",
+			  1, types, values, NULL, true);
+	if (SPI_processed == 0)
+		return -1;
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+bool
+sog_gap_resolve(int64 gap_id, const char *resolution, const char *note)
+{
+	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(gap_id);
+	TEXT_ARG(resolution, 1);
+	TEXT_ARG(note, 2);
+	TEXT_ARG(sog_acting_role(), 3);
+	sog_exec("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
+			  "note = $3, resolved_by = $4 "
+			  "WHERE id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			  4, types, values, nulls, false);
+	return SPI_processed == 1;
+}
+
+int64
+sog_gap_resolve_open(int64 checkpoint_id, const char *resolution, const char *note)
+{
+	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	TEXT_ARG(resolution, 1);
+	TEXT_ARG(note, 2);
+	TEXT_ARG(sog_acting_role(), 3);
+	sog_exec("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
+			  "note = $3, resolved_by = $4 "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			  4, types, values, nulls, false);
+	return (int64) SPI_processed;
+}
+
+/*
+ * Conclude every other open recovery attempt of a checkpoint whose
+ * generation just changed (a claim, or another attempt's promotion): they
+ * can no longer win, so they are "lost" and show the checkpoint as it is
+ * now.  Runs inside SPI, under the checkpoint's lock.
+ */
+void
+sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
+{
+	Oid			types[5] = {INT8OID, INT8OID, INT8OID, sog_position_type(), TEXTOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(except_id);
+	values[2] = Int64GetDatum(cp->generation);
+	POS_ARG(cp->applied_position, 3);
+	TEXT_ARG(sog_checkpoint_token(cp), 4);
+	sog_exec("UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
+			  "result_applied_position = $4, result_provider_token = $5, "
+			  "concluded_at = pg_catalog.now() "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open'",
+			  5, types, values, nulls, false);
+}

@@ -1,0 +1,485 @@
+/*-------------------------------------------------------------------------
+ *
+ * receipt.c
+ *	  The receipt store: runs of receipts, their row codec, storing them,
+ *	  looking one up, pruning and scanning.
+ *
+ * Normally every receipt lies at or below applied_position; the one
+ * exception is a recovery attempt (recovery.c), which records receipts of
+ * the events it writes above applied_position and advances it only when it
+ * wins promotion.  sog.checkpoint.receipts_through (the greatest position
+ * with a receipt) tells the hot path whether a position above
+ * applied_position can have a receipt at all, so it probes only then.
+ *
+ * Receipts are packed: one row of sog.receipt per apply call (a "run"):
+ * (checkpoint_id, first_position, last_position, n, positions, digests).
+ * digests holds the n 32-byte payload digests back to back.  positions is
+ * NULL for a dense run - one-component positions first, first+1, ...,
+ * first+n-1 (a Kafka or NATS batch) - and otherwise holds each position as
+ * a length prefix followed by its encoding.  Runs of one checkpoint never
+ * overlap (receipts are only written above applied_position, which only
+ * grows), so the run holding a position is the first run whose
+ * last_position is at or above it: one probe of the primary key
+ * (checkpoint_id, last_position).  A run is split into rows of at most
+ * 3900 bytes of digests and positions (121 receipts of a dense run), kept
+ * inline (STORAGE PLAIN: no TOAST, no compression attempt on digests that do
+ * not compress).  Two such rows fill an 8 kB page, so a receipt takes about
+ * 34 bytes on disk, and a batch of 1000 events costs 9 heap rows and 9 index
+ * entries instead of 1000 of each.  A replayed batch decodes a fetched row
+ * once and answers the following duplicates from it.
+ *
+ * Locking: every function here runs under the checkpoint's row lock
+ * (checkpoint.c), inside the caller's SPI connection (sog_store_begin).
+ * Rows are inserted through the executor (writer.c) and read through SPI,
+ * by column name: a column the table's owner added, dropped or moved
+ * changes nothing here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/portal.h"
+#include "utils/rel.h"
+
+#include "store.h"
+#include "writer.h"
+
+static void decode_run(int row, SogReceiptRun *run);
+
+void
+sog_receipt_run_init(SogReceiptRun *run, int expected)
+{
+	run->n = 0;
+	run->cap = Max(expected, 1);
+	run->digests = palloc(run->cap * SOG_DIGEST_LEN);
+	run->positions = palloc(run->cap * sizeof(SogPosition *));
+	run->single = true;
+}
+
+void
+sog_receipt_run_add(SogReceiptRun *run, SogPosition *pos, const uint8 *digest)
+{
+	if (run->n == run->cap)
+	{
+		run->cap *= 2;
+		run->digests = repalloc(run->digests, run->cap * SOG_DIGEST_LEN);
+		run->positions = repalloc(run->positions, run->cap * sizeof(SogPosition *));
+	}
+	/* one component: a digit count, then exactly its BCD bytes */
+	if (run->single &&
+		SOG_POS_NBYTES(pos) != 2 + (size_t) (SOG_POS_BYTES(pos)[1] + 1) / 2)
+		run->single = false;
+	memcpy(run->digests + (size_t) run->n * SOG_DIGEST_LEN, digest, SOG_DIGEST_LEN);
+	run->positions[run->n++] = pos;
+}
+
+bool
+sog_receipt_run_find(const SogReceiptRun *run, const SogPosition *pos,
+					 uint8 *digest)
+{
+	int			lo = 0;
+	int			hi = run->n - 1;
+
+	/* positions in a run are strictly increasing: binary search */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int			c = sog_position_cmp(run->positions[mid], pos);
+
+		if (c == 0)
+		{
+			memcpy(digest, run->digests + (size_t) mid * SOG_DIGEST_LEN, SOG_DIGEST_LEN);
+			return true;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+/*
+ * Length prefix of a position in a sparse receipt row: one byte for an
+ * encoding shorter than 128 bytes (every practical position), else two
+ * bytes, big-endian, with the high bit of the first set (encodings are at
+ * most SOG_POS_MAX_ENCODED = 649 bytes).
+ */
+static void
+put_length(StringInfo buf, size_t len)
+{
+	if (len < 0x80)
+		appendStringInfoChar(buf, (char) len);
+	else
+	{
+		appendStringInfoChar(buf, (char) (0x80 | (len >> 8)));
+		appendStringInfoChar(buf, (char) (len & 0xFF));
+	}
+}
+
+/* Read a length prefix at *p (before end); false if it is truncated. */
+static bool
+get_length(const uint8 **p, const uint8 *end, size_t *len)
+{
+	if (*p >= end)
+		return false;
+	if ((**p & 0x80) == 0)
+	{
+		*len = *(*p)++;
+		return true;
+	}
+	if (end - *p < 2)
+		return false;
+	*len = ((size_t) ((*p)[0] & 0x7F) << 8) | (*p)[1];
+	*p += 2;
+	return true;
+}
+
+static size_t
+length_bytes(size_t len)
+{
+	return len < 0x80 ? 1 : 2;
+}
+
+static bytea *
+make_bytea(const void *data, size_t len)
+{
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), data, len);
+	return b;
+}
+
+/*
+ * Store one chunk run->positions[lo..hi) as a row of sog.receipt, through
+ * the writer w (open on sog.receipt).
+ */
+static void
+store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
+			const SogReceiptRun *run, int lo, int hi, bool dense)
+{
+	AttrNumber	atts[RC_NCOLS];
+	Datum		values[RC_NCOLS];
+	bool		isnull[RC_NCOLS] = {false, false, false, false, false, false};
+	int			i;
+
+	for (i = 0; i < RC_NCOLS; i++)
+		atts[i] = att[i];
+	values[RC_CHECKPOINT_ID] = Int64GetDatum(checkpoint_id);
+	values[RC_FIRST_POSITION] = PointerGetDatum(run->positions[lo]);
+	values[RC_LAST_POSITION] = PointerGetDatum(run->positions[hi - 1]);
+	values[RC_N] = Int32GetDatum(hi - lo);
+	if (dense)
+	{
+		values[RC_POSITIONS] = (Datum) 0;
+		isnull[RC_POSITIONS] = true;
+	}
+	else
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		for (i = lo; i < hi; i++)
+		{
+			size_t		len = SOG_POS_NBYTES(run->positions[i]);
+
+			put_length(&buf, len);
+			appendBinaryStringInfo(&buf, (const char *) SOG_POS_BYTES(run->positions[i]), len);
+		}
+		values[RC_POSITIONS] = PointerGetDatum(make_bytea(buf.data, buf.len));
+	}
+	values[RC_DIGESTS] = PointerGetDatum(make_bytea(run->digests + (size_t) lo * SOG_DIGEST_LEN,
+													(size_t) (hi - lo) * SOG_DIGEST_LEN));
+	sog_writer_insert(w, RC_NCOLS, atts, values, isnull);
+}
+
+/*
+ * Store a run as rows of at most SOG_RECEIPT_ROW_BYTES of digests and
+ * positions each.  The limit keeps two full rows (with their tuple headers,
+ * first/last positions and line pointers) within one 8 kB heap page; the
+ * byte columns have STORAGE PLAIN, so rows stay inline and uncompressed.
+ * A row holding the largest possible first and last positions (649 bytes
+ * each) still fits a page on its own.
+ */
+#define SOG_RECEIPT_ROW_BYTES	3900
+
+/*
+ * Is the run dense: one-component positions first, first+1, ..., first+n-1?
+ * Positions in a run strictly increase, so n one-component positions whose
+ * last is first + n - 1 are exactly that sequence.
+ */
+static bool
+run_is_dense(const SogReceiptRun *run)
+{
+	uint64		first;
+	uint64		last;
+
+	return run->n > 0 && run->single &&
+		sog_pos_to_uint64(SOG_POS_BYTES(run->positions[0]),
+						  SOG_POS_NBYTES(run->positions[0]), &first) &&
+		sog_pos_to_uint64(SOG_POS_BYTES(run->positions[run->n - 1]),
+						  SOG_POS_NBYTES(run->positions[run->n - 1]), &last) &&
+		last - first == (uint64) (run->n - 1);
+}
+
+void
+sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
+{
+	int			lo = 0;
+	bool		dense = run_is_dense(run);
+	Relation	rel;
+	const AttrNumber *att;
+	SogWriter	w;
+
+	if (run->n == 0)
+		return;
+	rel = table_open(sog_receipt_relid(), RowExclusiveLock);
+	att = sog_receipt_attnums(rel);
+	sog_writer_begin(&w, rel, false, NULL, 0);
+	while (lo < run->n)
+	{
+		int			hi = lo;
+		size_t		bytes = 0;
+
+		while (hi < run->n)
+		{
+			size_t		add = SOG_DIGEST_LEN +
+				(dense ? 0 : length_bytes(SOG_POS_NBYTES(run->positions[hi])) +
+				 SOG_POS_NBYTES(run->positions[hi]));
+
+			if (hi > lo && bytes + add > SOG_RECEIPT_ROW_BYTES)
+				break;
+			bytes += add;
+			hi++;
+		}
+		store_chunk(&w, att, checkpoint_id, run, lo, hi, dense);
+		lo = hi;
+	}
+	sog_writer_end(&w);
+	table_close(rel, NoLock);
+}
+
+bool
+sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest,
+				   SogReceiptRun *probe)
+{
+	Oid			types[2] = {INT8OID, sog_position_type()};
+	Datum		values[2];
+	SPIPlanPtr	plan;
+
+	/* the row fetched last time often holds the next duplicate too */
+	if (probe->n > 0 &&
+		sog_position_cmp(pos, probe->positions[probe->n - 1]) <= 0 &&
+		sog_position_cmp(pos, probe->positions[0]) >= 0)
+		return sog_receipt_run_find(probe, pos, digest);
+
+	plan = sog_keep_plan(PLAN_RECEIPT_LOOKUP,
+					 "SELECT first_position, n, positions, digests FROM sog.receipt "
+					 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+					 "AND last_position OPERATOR(pg_catalog.>=) $2 "
+					 "ORDER BY last_position USING OPERATOR(pg_catalog.<) LIMIT 1",
+					 2, types);
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(pos);
+	sog_exec_latest(plan, values, NULL, true, 1);
+	if (SPI_processed == 0)
+		return false;
+	decode_run(0, probe);
+	return sog_receipt_run_find(probe, pos, digest);
+}
+
+/* A stored receipt row does not decode: the table was changed by hand. */
+static void
+report_corrupt_run(const SogPosition *first, int receipt, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("receipt row starting at position %s is corrupt",
+					first ? sog_position_to_cstring(first) : "(unknown)"),
+			 errdetail("At receipt %d: %s.", receipt + 1, what),
+			 errhint("sog.receipt is written only by the extension; restore it from a backup or prune past this row.")));
+}
+
+/*
+ * Decode run tuple (first_position, n, positions, digests) of the current
+ * SPI result row i into a SogReceiptRun in the current memory context.
+ */
+static void
+decode_run(int row, SogReceiptRun *run)
+{
+	HeapTuple	tup = SPI_tuptable->vals[row];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+	bool		posnull;
+	SogPosition *first = DatumGetSogPositionP(SPI_getbinval(tup, desc, 1, &isnull));
+	int			n = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	Datum		posd = SPI_getbinval(tup, desc, 3, &posnull);
+	bytea	   *dig = DatumGetByteaPP(SPI_getbinval(tup, desc, 4, &isnull));
+	const uint8 *d = (const uint8 *) VARDATA_ANY(dig);
+	int			i;
+
+	if (n <= 0 || VARSIZE_ANY_EXHDR(dig) != (Size) n * SOG_DIGEST_LEN)
+		report_corrupt_run(first, 0,
+						   psprintf("%d receipts but %zu digest bytes",
+									n, (size_t) VARSIZE_ANY_EXHDR(dig)));
+	sog_receipt_run_init(run, n);
+	if (posnull)
+	{
+		uint64		fu;
+
+		if (!sog_pos_to_uint64(SOG_POS_BYTES(first), SOG_POS_NBYTES(first), &fu))
+			report_corrupt_run(first, 0, "a dense row must start at an integer position");
+		for (i = 0; i < n; i++)
+		{
+			uint8_t		enc[SOG_POS_MAX_ENCODED];
+			size_t		len = sog_pos_from_uint64(fu + (uint64) i, enc);
+
+			sog_receipt_run_add(run, sog_position_from_encoding(enc, len),
+								d + (size_t) i * SOG_DIGEST_LEN);
+		}
+	}
+	else
+	{
+		bytea	   *pb = DatumGetByteaPP(posd);
+		const uint8 *p = (const uint8 *) VARDATA_ANY(pb);
+		const uint8 *end = p + VARSIZE_ANY_EXHDR(pb);
+
+		for (i = 0; i < n; i++)
+		{
+			size_t		len;
+
+			if (!get_length(&p, end, &len) || len > (size_t) (end - p) ||
+				!sog_pos_encoding_valid(p, len))
+				report_corrupt_run(first, i, "the position list is truncated or invalid");
+			sog_receipt_run_add(run, sog_position_from_encoding(p, len),
+								d + (size_t) i * SOG_DIGEST_LEN);
+			p += len;
+		}
+		if (p != end)
+			report_corrupt_run(first, n - 1, "the position list is longer than its count");
+	}
+}
+
+int64
+sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
+{
+	Oid			types[2] = {INT8OID, sog_position_type()};
+	Datum		values[2];
+	bool		isnull;
+	int64		dropped;
+	SogReceiptRun run;
+	SogReceiptRun kept;
+	int			i;
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(through);
+
+	/* whole runs at or below the horizon */
+	sog_exec("WITH d AS (DELETE FROM sog.receipt "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND last_position OPERATOR(pg_catalog.<=) $2 RETURNING n) "
+			  "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d",
+			  2, types, values, NULL, false);
+	dropped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+										  SPI_tuptable->tupdesc, 1, &isnull));
+
+	/* the one run that straddles it, if any: keep its upper part */
+	sog_exec("DELETE FROM sog.receipt "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND first_position OPERATOR(pg_catalog.<=) $2 "
+			  "AND last_position OPERATOR(pg_catalog.>) $2 "
+			  "RETURNING first_position, n, positions, digests",
+			  2, types, values, NULL, false);
+	if (SPI_processed > 1)
+		report_corrupt_run(NULL, 0, "receipt rows of one checkpoint overlap");
+	if (SPI_processed == 1)
+	{
+		decode_run(0, &run);
+		sog_receipt_run_init(&kept, run.n);
+		for (i = 0; i < run.n; i++)
+		{
+			if (sog_position_cmp(run.positions[i], through) <= 0)
+				dropped++;
+			else
+				sog_receipt_run_add(&kept, run.positions[i],
+									run.digests + (size_t) i * SOG_DIGEST_LEN);
+		}
+		sog_receipt_run_store(checkpoint_id, &kept);
+	}
+	return dropped;
+}
+
+void
+sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
+				 const SogPosition *to, SogReceiptEmit emit, void *arg)
+{
+	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext batchcxt;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	bool		done = false;
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	POS_ARG(from, 1);
+	POS_ARG(to, 2);
+	plan = SPI_prepare("SELECT first_position, n, positions, digests FROM sog.receipt "
+					   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+					   "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
+					   "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
+					   "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
+					   3, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, values, nulls, true);
+
+	/* a batch of rows at a time, so memory stays bounded however many */
+	batchcxt = AllocSetContextCreate(caller, "sog receipts scan",
+									 ALLOCSET_DEFAULT_SIZES);
+	while (!done)
+	{
+		uint64		r;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 64);
+		MemoryContextSwitchTo(batchcxt);
+		if (SPI_processed == 0)
+			break;
+		for (r = 0; r < SPI_processed && !done; r++)
+		{
+			SogReceiptRun run;
+			int			i;
+
+			decode_run((int) r, &run);
+			for (i = 0; i < run.n; i++)
+			{
+				if (from && sog_position_cmp(run.positions[i], from) < 0)
+					continue;
+				if (to && sog_position_cmp(run.positions[i], to) > 0)
+				{
+					done = true;	/* rows are in position order */
+					break;
+				}
+				emit(arg, run.positions[i], run.digests + (size_t) i * SOG_DIGEST_LEN);
+			}
+		}
+		SPI_freetuptable(SPI_tuptable);
+		MemoryContextSwitchTo(caller);
+		MemoryContextReset(batchcxt);
+	}
+	MemoryContextSwitchTo(caller);
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+	MemoryContextDelete(batchcxt);
+}
+

@@ -1,0 +1,296 @@
+/*-------------------------------------------------------------------------
+ *
+ * tables.c
+ *	  The extension's own tables as this backend knows them, and the SPI
+ *	  helpers of the store.
+ *
+ * What is cached across calls, and what invalidates it
+ * ----------------------------------------------------
+ *	- The OIDs of the schema sog, of sog.checkpoint and of the type
+ *	  sog.position: looked up by name at every call (two syscache probes);
+ *	  when the checkpoint table's OID changed, the extension was dropped and
+ *	  created again, and everything below is dropped.
+ *	- Attribute numbers of the columns the store reads and writes, per
+ *	  table: taken from the relcache's tuple descriptor when first needed
+ *	  and dropped by a relcache invalidation of that table (the callback
+ *	  registered here), so an ALTER TABLE of the owner's - DROP and ADD of a
+ *	  column included - is seen at the next call.  They are only ever used
+ *	  with the table open and locked by the caller, after the lock has
+ *	  processed pending invalidations.
+ *	- Plans kept with SPI_keepplan: PostgreSQL's plan cache revalidates them
+ *	  itself after DDL; they are freed here when the extension was
+ *	  re-created (their parameter types name the old sog.position).
+ * Nothing else about a relation - its indexes, constraints, triggers - is
+ * kept: writers open the relation each call and take all of it from the
+ * relcache (writer.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "tables.h"
+
+static const char *const cp_names[CP_NCOLS] = {
+	"id", "consumer", "stream", "partition", "criticality", "provider",
+	"query_scope", "source_identity", "generation", "owner",
+	"provider_token", "source_cursor", "read_base", "read_hash",
+	"read_count", "applied_position", "prune_horizon", "receipts_through",
+	"state", "updated_at", "claimed_at"
+};
+
+static const char *const rc_names[RC_NCOLS] = {
+	"checkpoint_id", "first_position", "last_position", "n", "positions", "digests"
+};
+
+static struct
+{
+	bool		callback_registered;
+	Oid			checkpoint_rel;
+	Oid			receipt_rel;
+	Oid			position_type;
+	bool		cp_valid;		/* cp_att describes checkpoint_rel now */
+	bool		rc_valid;
+	AttrNumber	cp_att[CP_NCOLS];
+	AttrNumber	rc_att[RC_NCOLS];
+	SPIPlanPtr	plans[SOG_NPLANS];
+} tables;
+
+/*
+ * Relcache invalidation callback: forget attribute numbers of a table that
+ * changed (relid InvalidOid means "every relation").  Only flags are
+ * cleared here: a callback may run at any point, even inside a store call.
+ */
+static void
+tables_relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == tables.checkpoint_rel)
+		tables.cp_valid = false;
+	if (relid == InvalidOid || relid == tables.receipt_rel)
+		tables.rc_valid = false;
+}
+
+void
+sog_tables_refresh(void)
+{
+	Oid			nsp = get_namespace_oid("sog", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("checkpoint", nsp) : InvalidOid;
+	int			i;
+
+	if (!OidIsValid(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+				 errdetail("Table sog.checkpoint does not exist."),
+				 errhint("Run CREATE EXTENSION stream_offset_guard.")));
+	if (rel == tables.checkpoint_rel)
+		return;
+
+	if (!tables.callback_registered)
+	{
+		CacheRegisterRelcacheCallback(tables_relcache_callback, (Datum) 0);
+		tables.callback_registered = true;
+	}
+	for (i = 0; i < SOG_NPLANS; i++)
+	{
+		if (tables.plans[i])
+			SPI_freeplan(tables.plans[i]);
+		tables.plans[i] = NULL;
+	}
+	tables.checkpoint_rel = InvalidOid;
+	tables.cp_valid = tables.rc_valid = false;
+	tables.receipt_rel = get_relname_relid("receipt", nsp);
+	tables.position_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+										   CStringGetDatum("position"),
+										   ObjectIdGetDatum(nsp));
+	if (!OidIsValid(tables.receipt_rel) || !OidIsValid(tables.position_type))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+				 errdetail("Table sog.receipt or type sog.position does not exist."),
+				 errhint("Re-create the extension from a dump of its tables.")));
+	tables.checkpoint_rel = rel;
+}
+
+Oid
+sog_checkpoint_relid(void)
+{
+	return tables.checkpoint_rel;
+}
+
+Oid
+sog_receipt_relid(void)
+{
+	return tables.receipt_rel;
+}
+
+Oid
+sog_position_type(void)
+{
+	return tables.position_type;
+}
+
+/* Find each of names in rel's current tuple descriptor. */
+static void
+find_attnums(Relation rel, const char *const *names, int n, AttrNumber *att)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+	int			a;
+
+	for (i = 0; i < n; i++)
+	{
+		att[i] = InvalidAttrNumber;
+		for (a = 0; a < desc->natts; a++)
+		{
+			Form_pg_attribute attr = TupleDescAttr(desc, a);
+
+			if (!attr->attisdropped && strcmp(NameStr(attr->attname), names[i]) == 0)
+			{
+				att[i] = attr->attnum;
+				break;
+			}
+		}
+		if (att[i] == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column %s.%s is missing", RelationGetRelationName(rel), names[i]),
+					 errdetail("The extension reads and writes this column; the table's owner dropped or renamed it."),
+					 errhint("Restore the column (see the install script of stream_offset_guard), or re-create the extension from a dump.")));
+	}
+}
+
+const AttrNumber *
+sog_checkpoint_attnums(Relation rel)
+{
+	Assert(RelationGetRelid(rel) == tables.checkpoint_rel);
+	if (!tables.cp_valid)
+	{
+		find_attnums(rel, cp_names, CP_NCOLS, tables.cp_att);
+		tables.cp_valid = true;
+	}
+	return tables.cp_att;
+}
+
+const AttrNumber *
+sog_receipt_attnums(Relation rel)
+{
+	Assert(RelationGetRelid(rel) == tables.receipt_rel);
+	if (!tables.rc_valid)
+	{
+		find_attnums(rel, rc_names, RC_NCOLS, tables.rc_att);
+		tables.rc_valid = true;
+	}
+	return tables.rc_att;
+}
+
+/*
+ * Open the SPI connection for the store's queries.  SPI_connect, and every
+ * SPI call after it, leaves SPI's procedure context current, which
+ * SPI_finish deletes; the helpers below switch back to the caller's context
+ * after each call, so everything the store and its callers palloc (decoded
+ * receipts, manifests, result values) survives sog_store_end().  Query
+ * results stay in SPI's own contexts and are copied out before use.
+ */
+void
+sog_store_begin(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+
+	sog_tables_refresh();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	MemoryContextSwitchTo(caller);
+}
+
+void
+sog_store_end(void)
+{
+	SPI_finish();
+}
+
+SPIPlanPtr
+sog_keep_plan(SogPlan which, const char *sql, int nargs, Oid *argtypes)
+{
+	if (tables.plans[which] == NULL)
+	{
+		MemoryContext caller = CurrentMemoryContext;
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes,
+											  CURSOR_OPT_GENERIC_PLAN);
+
+		MemoryContextSwitchTo(caller);
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		SPI_keepplan(plan);
+		tables.plans[which] = plan;
+	}
+	return tables.plans[which];
+}
+
+int
+sog_exec_latest(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only,
+				long count)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc;
+
+	rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
+							  InvalidSnapshot, read_only, true, count);
+	MemoryContextSwitchTo(caller);	/* SPI leaves its procedure context current */
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
+	return rc;
+}
+
+/*
+ * Prepare, run on the newest snapshot (or the transaction's, if
+ * use_latest is false) and free a one-off plan.
+ */
+static int
+exec_once(const char *sql, int nargs, Oid *types, Datum *values,
+		  const char *nulls, bool read_only, bool use_latest)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+	int			rc;
+
+	MemoryContextSwitchTo(caller);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (use_latest)
+		rc = sog_exec_latest(plan, values, nulls, read_only, 0);
+	else
+	{
+		rc = SPI_execute_plan(plan, values, nulls, read_only, 0);
+		MemoryContextSwitchTo(caller);
+	}
+	if (rc < 0)
+		elog(ERROR, "SPI failed for \"%s\": %s", sql, SPI_result_code_string(rc));
+	SPI_freeplan(plan);
+	return rc;
+}
+
+int
+sog_exec(const char *sql, int nargs, Oid *types, Datum *values,
+		 const char *nulls, bool read_only)
+{
+	return exec_once(sql, nargs, types, values, nulls, read_only, true);
+}
+
+int
+sog_exec_snapshot(const char *sql, int nargs, Oid *types, Datum *values)
+{
+	return exec_once(sql, nargs, types, values, NULL, true, false);
+}

@@ -1,0 +1,114 @@
+/*-------------------------------------------------------------------------
+ *
+ * tables.h
+ *	  The extension's own tables as this backend knows them, and the SPI
+ *	  helpers every store file uses (see tables.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SOG_TABLES_H
+#define SOG_TABLES_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/relcache.h"
+
+/* Columns of sog.checkpoint the store reads and writes, found by name. */
+typedef enum SogCpCol
+{
+	CP_ID,
+	CP_CONSUMER,
+	CP_STREAM,
+	CP_PARTITION,
+	CP_CRITICALITY,
+	CP_PROVIDER,
+	CP_QUERY_SCOPE,
+	CP_SOURCE_IDENTITY,
+	CP_GENERATION,
+	CP_OWNER,
+	CP_PROVIDER_TOKEN,
+	CP_SOURCE_CURSOR,
+	CP_READ_BASE,
+	CP_READ_HASH,
+	CP_READ_COUNT,
+	CP_APPLIED_POSITION,
+	CP_PRUNE_HORIZON,
+	CP_RECEIPTS_THROUGH,
+	CP_STATE,
+	CP_UPDATED_AT,
+	CP_CLAIMED_AT,
+	CP_NCOLS
+} SogCpCol;
+
+/* Columns of sog.receipt. */
+typedef enum SogRcCol
+{
+	RC_CHECKPOINT_ID,
+	RC_FIRST_POSITION,
+	RC_LAST_POSITION,
+	RC_N,
+	RC_POSITIONS,
+	RC_DIGESTS,
+	RC_NCOLS
+} SogRcCol;
+
+/* Plans kept across calls (prepared once, re-prepared after re-creation). */
+typedef enum SogPlan
+{
+	PLAN_RECEIPT_LOOKUP,
+	PLAN_GAP_INSERT,
+	PLAN_MANIFEST_INSERT,
+	SOG_NPLANS
+} SogPlan;
+
+/*
+ * Check that the extension is installed and refresh what changed since the
+ * last call: after DROP/CREATE EXTENSION, the kept plans are freed.  Every
+ * SQL function calls this (through sog_store_begin or sog_checkpoint_lock)
+ * before it touches a table.
+ */
+extern void sog_tables_refresh(void);
+
+/* OIDs of sog.checkpoint, sog.receipt and the type sog.position. */
+extern Oid	sog_checkpoint_relid(void);
+extern Oid	sog_receipt_relid(void);
+extern Oid	sog_position_type(void);
+
+/*
+ * Attribute numbers of the columns above in rel (open and locked), as the
+ * relcache describes it now: recomputed after any invalidation of rel.
+ * Raises 55000 naming the column if the table owner dropped one.
+ */
+extern const AttrNumber *sog_checkpoint_attnums(Relation rel);
+extern const AttrNumber *sog_receipt_attnums(Relation rel);
+
+/* The SPI connection of a SQL function's store calls. */
+extern void sog_store_begin(void);
+extern void sog_store_end(void);
+
+/* A kept plan, prepared on first use. */
+extern SPIPlanPtr sog_keep_plan(SogPlan which, const char *sql, int nargs,
+								Oid *argtypes);
+
+/* Run a plan on the newest snapshot; returns SPI's result code. */
+extern int	sog_exec_latest(SPIPlanPtr plan, Datum *values, const char *nulls,
+							bool read_only, long count);
+
+/*
+ * Prepare, run on the newest snapshot and free a one-off query; returns
+ * SPI's result code (errors raise).  The caller holds the checkpoint lock.
+ */
+extern int	sog_exec(const char *sql, int nargs, Oid *types, Datum *values,
+					 const char *nulls, bool read_only);
+
+/* The same on the transaction snapshot (read-only). */
+extern int	sog_exec_snapshot(const char *sql, int nargs, Oid *types, Datum *values);
+
+/* Datum and null flag of a nullable position / C string parameter. */
+#define POS_ARG(p, i) \
+	do { values[i] = (p) ? PointerGetDatum(p) : (Datum) 0; nulls[i] = (p) ? ' ' : 'n'; } while (0)
+#define TEXT_ARG(s, i) \
+	do { values[i] = (s) ? CStringGetTextDatum(s) : (Datum) 0; nulls[i] = (s) ? ' ' : 'n'; } while (0)
+
+#endif							/* SOG_TABLES_H */
