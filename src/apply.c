@@ -114,6 +114,41 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 }
 
 /*
+ * Before the first event above the read cursor: were all the records the
+ * worker said it held in (read_base, cursor] applied?  note_read recorded
+ * their number; receipts already stored in (read_base, applied] and this
+ * call's new events up to the cursor must make it up, else the call would
+ * skip records that were read (and, after a handoff, verified): SG004.
+ * Nothing is checked when the count is unknown (NULL): positions may be
+ * sparse, so only the count can tell.
+ */
+static void
+check_boundary_applied(const SogCheckpoint *cp, const SogPosition *pos,
+					   int64 new_in_boundary)
+{
+	int64		stored = 0;
+
+	if (cp->prune_horizon &&
+		sog_position_cmp_nullable(cp->prune_horizon, cp->read_base) > 0)
+		return;					/* receipts of the boundary were pruned: cannot count */
+	if (cp->orig.applied_position != NULL &&
+		sog_position_cmp_nullable(cp->orig.applied_position, cp->read_base) > 0)
+		stored = sog_receipt_count(cp->id, cp->read_base, cp->orig.applied_position);
+	if (stored + new_in_boundary >= cp->read_count)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_SOG_GAP_PENDING),
+			 errmsg("position %s would skip records read before it on checkpoint " INT64_FORMAT,
+					sog_pos_str(pos), cp->id),
+			 errdetail("The read boundary (%s, %s] holds " INT64_FORMAT " records, but only " INT64_FORMAT " of them are applied.",
+					   cp->read_base ? sog_pos_str(cp->read_base) : "start",
+					   sog_pos_str(cp->source_cursor), cp->read_count,
+					   stored + new_in_boundary),
+			 errhint("Apply the records after %s first (resume from the resume_from of sog.claim(), not from the read cursor); if they are gone, report the loss with sog.report_gap().",
+					 sog_pos_str(cp->orig.applied_position))));
+}
+
+/*
  * Apply n events to the locked checkpoint *cp: decide each one, store the
  * new receipts as one run and advance applied_position.  result[i] is true
  * for a new event.  Runs inside SPI.
@@ -125,6 +160,9 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	SogReceiptRun run;
 	SogReceiptRun probe;
 	SogPosition *applied = cp->applied_position;
+	bool		boundary = !cp->read_count_isnull && cp->read_count > 0 &&
+		sog_position_cmp_nullable(cp->source_cursor, applied) > 0;
+	int64		new_in_boundary = 0;
 	int			i;
 
 	sog_receipt_run_init(&run, n);
@@ -139,6 +177,13 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 		}
 		if (cp->state != SOG_STATE_RUNNING)
 			sog_report_gap_pending(cp, pos[i]);
+		if (boundary && sog_position_cmp(pos[i], cp->source_cursor) > 0)
+		{
+			check_boundary_applied(cp, pos[i], new_in_boundary);
+			boundary = false;
+		}
+		else if (boundary)
+			new_in_boundary++;
 		if (cp->receipts_through &&
 			sog_position_cmp(pos[i], cp->receipts_through) <= 0)
 			result[i] = apply_above_recovered(cp, &run, n - i, pos[i], dig[i], &probe);
