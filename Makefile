@@ -49,7 +49,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test fuzz demo bench
+.PHONY: test fuzz demo tour bench
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
 # pg_regress, isolation, TAP, fuzzing.
@@ -60,9 +60,15 @@ test:
 fuzz:
 	bash test/fuzz.sh
 
-# The main job end to end: a throwaway server on loopback, a consumer that
-# crashes, a successor that verifies and replays, a zombie that is fenced.
+# The main job end to end on a real broker: a throwaway PostgreSQL and
+# nats-server on loopback, the C consumer of examples/jetstream_consumer
+# under SIGKILLs, a zombie, expired consumers, a server crash and a
+# retention loss, then a checker and the report (examples/jetstream_demo).
 demo:
+	bash examples/jetstream_demo/demo.sh
+
+# A guided walk through the verdicts with one psql session per worker.
+tour:
 	bash examples/demo.sh
 
 # The benchmark: baselines and the extension side by side in one run.

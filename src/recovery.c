@@ -25,8 +25,7 @@
  * every open attempt: it concludes them as lost, so their next event is
  * refused (55000) and their promotion answers "lost".
  *
- * All queries here go through one-off SPI plans: recovery is rare, and
- * clarity beats the microseconds a kept plan would save.
+ * Every query is in one place below (SQL_*), as one-off SPI plans.
  *
  *-------------------------------------------------------------------------
  */
@@ -78,14 +77,84 @@ typedef struct SogRecovery
 } SogRecovery;
 
 /*
+ * Every query of recovery, in one place: the attempts live in sog.recovery,
+ * the providers' contracts in sog.provider.  One-off plans (recovery is
+ * rare; clarity beats the microseconds a kept plan would save), run on the
+ * newest snapshot under the checkpoint's lock.
+ */
+static const char *const SQL_PROVIDER =
+"SELECT seek_inclusive, no_late_arrivals, empty_page_is_barrier, may_backfill "
+"FROM sog.provider WHERE name OPERATOR(pg_catalog.=) $1";
+static const char *const SQL_ATTEMPT =
+"SELECT * FROM sog.recovery WHERE id OPERATOR(pg_catalog.=) $1";
+static const char *const SQL_ATTEMPT_ROW =
+"SELECT r FROM sog.recovery r WHERE r.id OPERATOR(pg_catalog.=) $1";
+static const char *const SQL_BEGIN =
+"INSERT INTO sog.recovery (checkpoint_id, generation, expired_token, "
+"query_scope, provider, anchor, anchor_inclusive, retained_from, "
+"finalized_through, applied_at_start, checkpoint_state_at_start) "
+"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
+static const char *const SQL_FAIL =
+"UPDATE sog.recovery SET state = 'failed', failure = $2, gap_id = $3, "
+"concluded_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) $1";
+static const char *const SQL_EVENT =
+"UPDATE sog.recovery SET last_position = $2, "
+"events_verified = events_verified OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'verified')::int), "
+"events_applied = events_applied OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'apply')::int), "
+"events_duplicate = events_duplicate OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'duplicate')::int), "
+"advance_through = CASE WHEN $3 OPERATOR(pg_catalog.=) 'verified' THEN advance_through ELSE $2 END "
+"WHERE id OPERATOR(pg_catalog.=) $1";
+static const char *const SQL_CONCLUDE =
+"UPDATE sog.recovery SET state = $2, result_generation = $3, "
+"successor_token = CASE WHEN $2 OPERATOR(pg_catalog.=) 'promoted' THEN $4 END, "
+"result_applied_position = $5, result_provider_token = $6, "
+"concluded_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) $1";
+
+/* The parameters of one query, added in order. */
+typedef struct Params
+{
+	int			n;
+	Oid			types[12];
+	Datum		values[12];
+	char		nulls[12];
+} Params;
+
+static void
+param(Params *p, Oid type, Datum value, bool isnull)
+{
+	Assert(p->n < (int) lengthof(p->types));
+	p->types[p->n] = type;
+	p->values[p->n] = isnull ? (Datum) 0 : value;
+	p->nulls[p->n] = isnull ? 'n' : ' ';
+	p->n++;
+}
+
+static void
+param_text(Params *p, const char *s)
+{
+	param(p, TEXTOID, s ? CStringGetTextDatum(s) : (Datum) 0, s == NULL);
+}
+
+static void
+param_pos(Params *p, const SogPosition *pos)
+{
+	param(p, sog_position_type(), PointerGetDatum(pos), pos == NULL);
+}
+
+static int
+run(const char *sql, Params *p, bool read_only)
+{
+	return sog_exec(sql, p->n, p->types, p->values, p->nulls, read_only);
+}
+
+/*
  * Read a provider's contract.  A checkpoint without a provider gets the safe
  * defaults; a provider name that is not in sog.provider is an error.
  */
 static void
 read_provider(const char *name, SogProvider *p)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	Params		params = {0};
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
@@ -96,10 +165,8 @@ read_provider(const char *name, SogProvider *p)
 	p->may_backfill = true;
 	if (name == NULL)
 		return;
-	values[0] = CStringGetTextDatum(name);
-	sog_exec("SELECT seek_inclusive, no_late_arrivals, empty_page_is_barrier, may_backfill "
-			 "FROM sog.provider WHERE name OPERATOR(pg_catalog.=) $1",
-			 1, types, values, NULL, true);
+	param_text(&params, name);
+	run(SQL_PROVIDER, &params, true);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -146,15 +213,14 @@ get_pos(HeapTuple tup, TupleDesc desc, const char *col)
 static bool
 read_recovery(int64 id, SogRecovery *r)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(id)};
+	Params		params = {0};
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
 	Datum		d;
 
-	sog_exec("SELECT * FROM sog.recovery WHERE id OPERATOR(pg_catalog.=) $1",
-			 1, types, values, NULL, true);
+	param(&params, INT8OID, Int64GetDatum(id), false);
+	run(SQL_ATTEMPT, &params, true);
 	if (SPI_processed == 0)
 		return false;
 	tup = SPI_tuptable->vals[0];
@@ -212,8 +278,7 @@ static int64
 fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 			 const SogPosition *to, bool exact)
 {
-	Oid			types[3] = {INT8OID, TEXTOID, INT8OID};
-	Datum		values[3];
+	Params		params = {0};
 	int64		gap_id;
 
 	if (!exact && sog_position_cmp_nullable(cp->source_cursor, to) > 0)
@@ -222,12 +287,10 @@ fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 		to = NULL;
 	gap_id = sog_gap_record(cp, reason, SOG_VERDICT_FAIL_CLOSED,
 							cp->applied_position, to, NULL);
-	values[0] = Int64GetDatum(recovery_id);
-	values[1] = CStringGetTextDatum(reason);
-	values[2] = Int64GetDatum(gap_id);
-	sog_exec("UPDATE sog.recovery SET state = 'failed', failure = $2, gap_id = $3, "
-			 "concluded_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) $1",
-			 3, types, values, NULL, false);
+	param(&params, INT8OID, Int64GetDatum(recovery_id), false);
+	param_text(&params, reason);
+	param(&params, INT8OID, Int64GetDatum(gap_id), false);
+	run(SQL_FAIL, &params, false);
 	cp->state = SOG_STATE_FAILED_CLOSED;
 	sog_checkpoint_write(cp);
 	return gap_id;
@@ -275,6 +338,71 @@ retention_lost(const SogCheckpoint *cp, const SogPosition *anchor,
 	return sog_position_cmp(retained_from, first) > 0;
 }
 
+
+/*
+ * The refusal of a new attempt, if any (contract section 6, in its order),
+ * or NULL when the attempt may open.
+ */
+static const char *
+refusal(const SogCheckpoint *cp, const SogProvider *prov, const char *scope,
+		const SogPosition *anchor, bool inclusive, const SogPosition *retained,
+		const SogPosition *finalized)
+{
+	if (!sog_text_eq(scope, cp->query_scope))
+		return "scope_changed";
+	if (retention_lost(cp, anchor, inclusive, retained))
+		return "retention";
+	if (cp->prune_horizon && sog_position_cmp_nullable(anchor, cp->prune_horizon) <= 0)
+		return "receipts_pruned";
+	if (sog_position_cmp_nullable(anchor, cp->applied_position) > 0 ||
+		(sog_position_cmp_nullable(anchor, cp->applied_position) == 0 &&
+		 !inclusive && !prov->no_late_arrivals))
+		return "coverage_unproven";
+	if (prov->may_backfill &&
+		(finalized == NULL ||
+		 sog_position_cmp_nullable(finalized, cp->applied_position) < 0))
+		return "no_finality";
+	return NULL;
+}
+
+/* The attempt row as a whole-row datum, in the caller's memory context. */
+static Datum
+attempt_row(int64 id)
+{
+	Params		params = {0};
+	bool		isnull;
+	Datum		d;
+
+	param(&params, INT8OID, Int64GetDatum(id), false);
+	run(SQL_ATTEMPT_ROW, &params, true);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return datumCopy(d, false, -1);
+}
+
+/* Raise 22023 / SG006 / 22023 for what no attempt may begin with. */
+static void
+check_begin(SogCheckpoint *cp, const SogProvider *prov, const char *expired,
+			const SogPosition *anchor, bool inclusive)
+{
+	if (!sog_text_eq(expired, sog_checkpoint_token(cp)))
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
+				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expired one", cp->id),
+				 errdetail("The attempt names %s, but the checkpoint holds %s.",
+						   sog_quoted(expired, "no token"),
+						   sog_quoted(sog_checkpoint_token(cp), "no token")),
+				 errhint("Another transaction moved the token: re-read the checkpoint and retry with its token.")));
+	if (inclusive && !prov->seek_inclusive)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 cp->provider ?
+				 errmsg("provider \"%s\" cannot seek inclusively", sog_cut(cp->provider)) :
+				 errmsg("a checkpoint without a provider cannot seek inclusively"),
+				 errdetail("The attempt asks to start at anchor %s itself, but sog.provider says seek_inclusive is false.",
+						   sog_pos_str(anchor)),
+				 errhint("Seek after the anchor (anchor_inclusive false), or correct the provider's row if its documentation allows an inclusive seek.")));
+}
+
 /*
  * SQL function: sog.begin_recovery(checkpoint_id bigint, generation bigint,
  *	   expired_token text, query_scope text, anchor sog.position,
@@ -290,13 +418,11 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	char	   *expired = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
 	char	   *scope = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	SogPosition *anchor = PG_ARGISNULL(4) ? NULL : PG_GETARG_SOG_POSITION_P(4);
-	bool		inclusive;
 	SogPosition *retained = PG_ARGISNULL(6) ? NULL : PG_GETARG_SOG_POSITION_P(6);
 	SogPosition *finalized = PG_ARGISNULL(7) ? NULL : PG_GETARG_SOG_POSITION_P(7);
-	const char *failure = NULL;
-	Oid			types[11];
-	Datum		values[11];
-	char		nulls[11];
+	bool		inclusive;
+	const char *failure;
+	Params		params = {0};
 	int64		id;
 	bool		isnull;
 	Datum		result;
@@ -310,82 +436,27 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("an inclusive seek needs an anchor"),
 				 errdetail("anchor is NULL and anchor_inclusive is true: there is no position to start at."),
-				 errhint("Pass the applied position as the anchor, or anchor_inclusive false with a NULL anchor to read from the provider's beginning.")));
+				 errhint("Pass the applied position as the anchor; with nothing applied yet there is nothing to verify, so read from the provider's beginning without a recovery attempt.")));
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "begin_recovery");
-	if (!sog_text_eq(expired, sog_checkpoint_token(&cp)))
-		ereport(ERROR,
-				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
-				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expired one", cp.id),
-				 errdetail("The attempt names %s, but the checkpoint holds %s.",
-						   sog_quoted(expired, "no token"),
-						   sog_quoted(sog_checkpoint_token(&cp), "no token")),
-				 errhint("Another transaction moved the token: re-read the checkpoint and retry with its token.")));
-
 	sog_store_begin();
 	read_provider(cp.provider, &prov);
-	if (inclusive && !prov.seek_inclusive)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 cp.provider ?
-				 errmsg("provider \"%s\" cannot seek inclusively", sog_cut(cp.provider)) :
-				 errmsg("a checkpoint without a provider cannot seek inclusively"),
-				 errdetail("The attempt asks to start at anchor %s itself, but sog.provider says seek_inclusive is false.",
-						   sog_pos_str(anchor)),
-				 errhint("Seek after the anchor (anchor_inclusive false), or correct the provider's row if its documentation allows an inclusive seek.")));
+	check_begin(&cp, &prov, expired, anchor, inclusive);
+	failure = refusal(&cp, &prov, scope, anchor, inclusive, retained, finalized);
 
-	/* the checks of the contract, in its order */
-	if (!sog_text_eq(scope, cp.query_scope))
-		failure = "scope_changed";
-	else if (retention_lost(&cp, anchor, inclusive, retained))
-		failure = "retention";
-	else if (cp.prune_horizon && sog_position_cmp_nullable(anchor, cp.prune_horizon) <= 0)
-		failure = "receipts_pruned";
-	else if (sog_position_cmp_nullable(anchor, cp.applied_position) > 0 ||
-			 (sog_position_cmp_nullable(anchor, cp.applied_position) == 0 &&
-			  !inclusive && !prov.no_late_arrivals))
-		failure = "coverage_unproven";
-	else if (prov.may_backfill &&
-			 (finalized == NULL ||
-			  sog_position_cmp_nullable(finalized, cp.applied_position) < 0))
-		failure = "no_finality";
-
-	memset(nulls, ' ', sizeof(nulls));
-	types[0] = INT8OID;
-	values[0] = Int64GetDatum(cp.id);
-	types[1] = INT8OID;
-	values[1] = Int64GetDatum(cp.generation);
-	types[2] = TEXTOID;
-	values[2] = expired ? CStringGetTextDatum(expired) : (Datum) 0;
-	nulls[2] = expired ? ' ' : 'n';
-	types[3] = TEXTOID;
-	values[3] = scope ? CStringGetTextDatum(scope) : (Datum) 0;
-	nulls[3] = scope ? ' ' : 'n';
-	types[4] = TEXTOID;
-	values[4] = cp.provider ? CStringGetTextDatum(cp.provider) : (Datum) 0;
-	nulls[4] = cp.provider ? ' ' : 'n';
-	types[5] = sog_position_type();
-	values[5] = PointerGetDatum(anchor);
-	nulls[5] = anchor ? ' ' : 'n';
-	types[6] = BOOLOID;
-	values[6] = BoolGetDatum(inclusive);
-	types[7] = sog_position_type();
-	values[7] = PointerGetDatum(retained);
-	nulls[7] = retained ? ' ' : 'n';
-	types[8] = sog_position_type();
-	values[8] = PointerGetDatum(finalized);
-	nulls[8] = finalized ? ' ' : 'n';
-	types[9] = sog_position_type();
-	values[9] = PointerGetDatum(cp.applied_position);
-	nulls[9] = cp.applied_position ? ' ' : 'n';
-	types[10] = TEXTOID;
-	values[10] = CStringGetTextDatum(sog_state_label(cp.state));
-	sog_exec("INSERT INTO sog.recovery (checkpoint_id, generation, expired_token, "
-			 "query_scope, provider, anchor, anchor_inclusive, retained_from, "
-			 "finalized_through, applied_at_start, checkpoint_state_at_start) "
-			 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-			 11, types, values, nulls, false);
+	param(&params, INT8OID, Int64GetDatum(cp.id), false);
+	param(&params, INT8OID, Int64GetDatum(cp.generation), false);
+	param_text(&params, expired);
+	param_text(&params, scope);
+	param_text(&params, cp.provider);
+	param_pos(&params, anchor);
+	param(&params, BOOLOID, BoolGetDatum(inclusive), false);
+	param_pos(&params, retained);
+	param_pos(&params, finalized);
+	param_pos(&params, cp.applied_position);
+	param_text(&params, sog_state_label(cp.state));
+	run(SQL_BEGIN, &params, false);
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 	if (failure && strcmp(failure, "retention") == 0)
@@ -393,14 +464,89 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	else if (failure)
 		fail_attempt(&cp, id, failure, cp.source_cursor, false);
 
-	values[0] = Int64GetDatum(id);
-	sog_exec("SELECT r FROM sog.recovery r WHERE r.id OPERATOR(pg_catalog.=) $1",
-			 1, types, values, NULL, true);
-	/* the whole-row datum (dropped columns included), in the caller's context */
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	result = datumCopy(result, false, -1);
+	result = attempt_row(id);	/* dropped columns included */
 	sog_store_end();
 	PG_RETURN_DATUM(result);
+}
+
+/* Raise 55000 unless the attempt is open. */
+static void
+check_open(const SogRecovery *r)
+{
+	if (strcmp(r->state, "open") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("recovery attempt " INT64_FORMAT " is %s", r->id, r->state),
+			 strcmp(r->state, "lost") == 0 && !r->result_generation_isnull ?
+			 errdetail("Only an open attempt records events; this one was concluded when the checkpoint moved on to generation " INT64_FORMAT ".",
+					   r->result_generation) :
+			 errdetail("Only an open attempt records events%s%s.",
+					   r->failure ? "; it failed with " : "", r->failure ? r->failure : ""),
+			 errhint("Begin a new attempt with sog.begin_recovery() once the checkpoint allows it.")));
+}
+
+/*
+ * Decide one fetched event of an open attempt: returns its outcome
+ * (verified, apply, duplicate) or, through *stop, what stops the attempt
+ * (coverage_gap, unverifiable, mismatch).  An event to apply gets its
+ * receipt here.  SG004 above the applied position unless running.
+ */
+static const char *
+decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
+			 const uint8 *dig, const char **stop)
+{
+	SogReceiptRun probe;
+	SogReceiptRun run;
+	uint8		have[SOG_DIGEST_LEN];
+
+	sog_receipt_run_init(&probe, 1);
+	if ((r->last_position && sog_position_cmp(pos, r->last_position) <= 0) ||
+		(r->last_position == NULL && !r->anchor_inclusive && r->anchor &&
+		 sog_position_cmp(pos, r->anchor) <= 0) ||
+		(r->last_position == NULL && r->anchor_inclusive &&
+		 sog_position_cmp_nullable(r->anchor, cp->applied_position) <= 0 &&
+		 sog_position_cmp_nullable(pos, r->anchor) != 0))
+	{
+		/*
+		 * Not above the previous event; an exclusive seek returned the
+		 * anchor or less; an inclusive seek did not start at the anchor.
+		 */
+		*stop = "coverage_gap";
+		return NULL;
+	}
+	if (sog_position_cmp_nullable(pos, cp->applied_position) <= 0)
+	{
+		if (!sog_receipt_lookup(cp->id, pos, have, &probe))
+			*stop = "unverifiable";
+		else if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
+			*stop = "mismatch";
+		return *stop ? NULL : "verified";
+	}
+
+	/*
+	 * The temporal-skew rule, as for apply: nothing above the applied
+	 * position is written or counted while a gap is unverified (replaying)
+	 * or unresolved (failed_closed).  Verify the gap first.
+	 */
+	if (cp->state != SOG_STATE_RUNNING)
+		sog_report_gap_pending(cp, pos);
+	if (cp->receipts_through && sog_position_cmp(pos, cp->receipts_through) <= 0 &&
+		sog_receipt_lookup(cp->id, pos, have, &probe))
+	{
+		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
+			*stop = "mismatch";
+		return *stop ? NULL : "duplicate";
+	}
+	sog_receipt_run_init(&run, 1);
+	sog_receipt_run_add(&run, pos, dig);
+	sog_receipt_run_store(cp->id, &run);
+	if (sog_position_cmp_nullable(pos, cp->receipts_through) > 0)
+	{
+		cp->receipts_through = pos;
+		sog_checkpoint_write(cp);
+	}
+	return "apply";
 }
 
 /*
@@ -414,15 +560,11 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 	int64		id;
 	SogPosition *pos;
 	bytea	   *digest;
-	const uint8 *dig;
 	SogRecovery r;
 	SogCheckpoint cp;
-	SogReceiptRun probe;
-	uint8		have[SOG_DIGEST_LEN];
-	const char *outcome = NULL;
+	const char *outcome;
 	const char *stop = NULL;
-	Oid			types[3];
-	Datum		values[3];
+	Params		params = {0};
 
 	sog_require_arg(fcinfo, 0, "recovery_id");
 	sog_require_arg(fcinfo, 1, "position");
@@ -431,96 +573,108 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 	pos = PG_GETARG_SOG_POSITION_P(1);
 	digest = PG_GETARG_BYTEA_PP(2);
 	sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(digest));
-	dig = (const uint8 *) VARDATA_ANY(digest);
 
 	sog_store_begin();
 	lock_recovery(id, &r, &cp);
-	if (strcmp(r.state, "open") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("recovery attempt " INT64_FORMAT " is %s", id, r.state),
-				 strcmp(r.state, "lost") == 0 && !r.result_generation_isnull ?
-				 errdetail("Only an open attempt records events; this one was concluded when the checkpoint moved on to generation " INT64_FORMAT ".",
-						   r.result_generation) :
-				 errdetail("Only an open attempt records events%s%s.",
-						   r.failure ? "; it failed with " : "", r.failure ? r.failure : ""),
-				 errhint("Begin a new attempt with sog.begin_recovery() once the checkpoint allows it.")));
+	check_open(&r);
 	sog_check_generation(&cp, r.generation, "recovery event");
-
-	sog_receipt_run_init(&probe, 1);
-	if (r.last_position && sog_position_cmp(pos, r.last_position) <= 0)
-		stop = "coverage_gap";	/* not above the previous event */
-	else if (r.last_position == NULL && !r.anchor_inclusive && r.anchor &&
-			 sog_position_cmp(pos, r.anchor) <= 0)
-		stop = "coverage_gap";	/* an exclusive seek returned the anchor or less */
-	else if (r.last_position == NULL && r.anchor_inclusive &&
-			 sog_position_cmp_nullable(r.anchor, cp.applied_position) <= 0 &&
-			 sog_position_cmp_nullable(pos, r.anchor) != 0)
-		stop = "coverage_gap";	/* an inclusive seek must start at the anchor */
-	else if (sog_position_cmp_nullable(pos, cp.applied_position) <= 0)
-	{
-		if (!sog_receipt_lookup(cp.id, pos, have, &probe))
-			stop = "unverifiable";
-		else if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
-			stop = "mismatch";
-		else
-			outcome = "verified";
-	}
-	else if (cp.state != SOG_STATE_RUNNING)
-	{
-		/*
-		 * The temporal-skew rule, as for apply: nothing above the applied
-		 * position is written or counted while a gap is unverified
-		 * (replaying) or unresolved (failed_closed).  Verify the gap first.
-		 */
-		sog_report_gap_pending(&cp, pos);
-	}
-	else if (cp.receipts_through &&
-			 sog_position_cmp(pos, cp.receipts_through) <= 0 &&
-			 sog_receipt_lookup(cp.id, pos, have, &probe))
-	{
-		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
-			stop = "mismatch";
-		else
-			outcome = "duplicate";
-	}
-	else
-	{
-		SogReceiptRun run;
-
-		sog_receipt_run_init(&run, 1);
-		sog_receipt_run_add(&run, pos, dig);
-		sog_receipt_run_store(cp.id, &run);
-		if (sog_position_cmp_nullable(pos, cp.receipts_through) > 0)
-		{
-			cp.receipts_through = pos;
-			sog_checkpoint_write(&cp);
-		}
-		outcome = "apply";
-	}
-
+	outcome = decide_event(&r, &cp, pos, (const uint8 *) VARDATA_ANY(digest), &stop);
 	if (stop)
 	{
 		fail_attempt(&cp, id, stop, pos, false);
 		sog_store_end();
 		PG_RETURN_TEXT_P(cstring_to_text(stop));
 	}
-
-	types[0] = INT8OID;
-	values[0] = Int64GetDatum(id);
-	types[1] = sog_position_type();
-	values[1] = PointerGetDatum(pos);
-	types[2] = TEXTOID;
-	values[2] = CStringGetTextDatum(outcome);
-	sog_exec("UPDATE sog.recovery SET last_position = $2, "
-			 "events_verified = events_verified OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'verified')::int), "
-			 "events_applied = events_applied OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'apply')::int), "
-			 "events_duplicate = events_duplicate OPERATOR(pg_catalog.+) (($3 OPERATOR(pg_catalog.=) 'duplicate')::int), "
-			 "advance_through = CASE WHEN $3 OPERATOR(pg_catalog.=) 'verified' THEN advance_through ELSE $2 END "
-			 "WHERE id OPERATOR(pg_catalog.=) $1",
-			 3, types, values, NULL, false);
+	param(&params, INT8OID, Int64GetDatum(id), false);
+	param_pos(&params, pos);
+	param_text(&params, outcome);
+	run(SQL_EVENT, &params, false);
 	sog_store_end();
 	PG_RETURN_TEXT_P(cstring_to_text(outcome));
+}
+
+/* What promote answers: the checkpoint after the call, and why. */
+typedef struct Promotion
+{
+	bool		promoted;
+	const char *reason;
+	int64		generation;
+	SogPosition *applied;
+	char	   *token;
+} Promotion;
+
+/*
+ * An attempt already concluded answers again without changing anything: a
+ * promoted one with the same successor token (a retry after an unknown
+ * commit outcome), a lost one.  Returns false for an attempt that is not.
+ */
+static bool
+promote_concluded(const SogRecovery *r, const char *successor, Promotion *out)
+{
+	if (strcmp(r->state, "promoted") == 0)
+	{
+		if (!sog_text_eq(successor, r->successor_token))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("recovery attempt " INT64_FORMAT " was promoted with another token", r->id),
+					 errdetail("It installed %s; this call names %s.",
+							   sog_quoted(r->successor_token, "no token"),
+							   sog_quoted(successor, "no token")),
+					 errhint("Continue from the checkpoint's current token.")));
+		out->promoted = true;
+		out->reason = "already_promoted";
+	}
+	else if (strcmp(r->state, "lost") == 0)
+		out->reason = "lost";
+	else
+		return false;
+	out->generation = r->result_generation;
+	out->applied = r->result_applied;
+	out->token = r->result_token;
+	return true;
+}
+
+/*
+ * The compare-and-swap on the attempt's base token and generation.  Won:
+ * token := successor, applied_position through what the attempt applied
+ * or found duplicate (never backward), generation + 1, other open attempts
+ * lost.  Records the conclusion in the attempt either way.
+ */
+static void
+promote_cas(const SogRecovery *r, SogCheckpoint *cp, char *successor,
+			Promotion *out)
+{
+	Params		params = {0};
+
+	out->promoted = cp->generation == r->generation &&
+		sog_text_eq(sog_checkpoint_token(cp), r->expired_token);
+	if (out->promoted)
+	{
+		sog_checkpoint_set_token(cp, successor);
+		if (sog_position_cmp_nullable(r->advance_through, cp->applied_position) > 0)
+			cp->applied_position = r->advance_through;
+		if (sog_position_cmp_nullable(cp->applied_position, cp->receipts_through) > 0)
+			cp->receipts_through = cp->applied_position;
+		if (sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0)
+			sog_clear_read_boundary(cp);	/* the page covers all that was read */
+		sog_check_generation_room(cp);
+		cp->generation++;
+		cp->claimed = true;
+		sog_checkpoint_write(cp);
+		sog_recovery_fence_open(cp, r->id);
+	}
+	out->reason = out->promoted ? "promoted" : "lost";
+	out->generation = cp->generation;
+	out->applied = cp->applied_position;
+	out->token = sog_checkpoint_token(cp);
+
+	param(&params, INT8OID, Int64GetDatum(r->id), false);
+	param_text(&params, out->promoted ? "promoted" : "lost");
+	param(&params, INT8OID, Int64GetDatum(out->generation), false);
+	param_text(&params, successor);
+	param_pos(&params, out->applied);
+	param_text(&params, out->token);
+	run(SQL_CONCLUDE, &params, false);
 }
 
 /*
@@ -537,11 +691,7 @@ sog_promote(PG_FUNCTION_ARGS)
 	SogPosition *page_last = PG_ARGISNULL(2) ? NULL : PG_GETARG_SOG_POSITION_P(2);
 	SogRecovery r;
 	SogCheckpoint cp;
-	bool		promoted = false;
-	const char *reason;
-	int64		out_generation;
-	SogPosition *out_applied;
-	char	   *out_token;
+	Promotion	out = {0};
 	ReturnSetInfo *rsinfo;
 	Datum		values[5];
 	bool		nulls[5] = {false, false, false, false, false};
@@ -553,113 +703,30 @@ sog_promote(PG_FUNCTION_ARGS)
 
 	sog_store_begin();
 	lock_recovery(id, &r, &cp);
-	out_generation = cp.generation;
-	out_applied = cp.applied_position;
-	out_token = sog_checkpoint_token(&cp);
-
-	if (strcmp(r.state, "promoted") == 0)
-	{
-		if (!sog_text_eq(successor, r.successor_token))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("recovery attempt " INT64_FORMAT " was promoted with another token", id),
-					 errdetail("It installed %s; this call names %s.",
-							   sog_quoted(r.successor_token, "no token"),
-							   sog_quoted(successor, "no token")),
-					 errhint("Continue from the checkpoint's current token.")));
-		promoted = true;
-		reason = "already_promoted";
-		out_generation = r.result_generation;
-		out_applied = r.result_applied;
-		out_token = r.result_token;
-	}
-	else if (strcmp(r.state, "lost") == 0)
-	{
-		reason = "lost";
-		out_generation = r.result_generation;
-		out_applied = r.result_applied;
-		out_token = r.result_token;
-	}
+	out.generation = cp.generation;
+	out.applied = cp.applied_position;
+	out.token = sog_checkpoint_token(&cp);
+	if (promote_concluded(&r, successor, &out))
+		;						/* answered again */
 	else if (strcmp(r.state, "failed") == 0 || cp.state != SOG_STATE_RUNNING ||
 			 sog_gap_count_open(cp.id) > 0)
-		reason = "unresolved";	/* an unverified or unresolved gap */
+		out.reason = "unresolved";	/* an unverified or unresolved gap */
 	else if (sog_position_cmp_nullable(page_last, r.last_position) != 0)
-		reason = "page_incomplete";
+		out.reason = "page_incomplete";
 	else if (page_last == NULL && !empty_page_is_barrier(r.provider))
-		reason = "empty_page_not_barrier";
+		out.reason = "empty_page_not_barrier";
 	else
-	{
-		Oid			types[5] = {INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID};
-		Datum		v[5];
-		char		n[5] = {' ', ' ', ' ', ' ', ' '};
-		const char *state;
-		bool		won;
-
-		won = cp.generation == r.generation &&
-			sog_text_eq(sog_checkpoint_token(&cp), r.expired_token);
-		if (won)
-		{
-			sog_checkpoint_set_token(&cp, successor);
-			if (sog_position_cmp_nullable(r.advance_through, cp.applied_position) > 0)
-				cp.applied_position = r.advance_through;
-			if (sog_position_cmp_nullable(cp.applied_position, cp.receipts_through) > 0)
-				cp.receipts_through = cp.applied_position;
-			if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) <= 0)
-				sog_clear_read_boundary(&cp);	/* the page covers all that was read */
-			sog_check_generation_room(&cp);
-			cp.generation++;
-			cp.claimed = true;
-			sog_checkpoint_write(&cp);
-			sog_recovery_fence_open(&cp, id);
-			promoted = true;
-			reason = "promoted";
-			state = "promoted";
-		}
-		else
-		{
-			reason = "lost";
-			state = "lost";
-		}
-		out_generation = cp.generation;
-		out_applied = cp.applied_position;
-		out_token = sog_checkpoint_token(&cp);
-
-		v[0] = Int64GetDatum(id);
-		v[1] = CStringGetTextDatum(state);
-		v[2] = Int64GetDatum(out_generation);
-		v[3] = (Datum) 0;
-		n[3] = 'n';
-		v[4] = successor ? CStringGetTextDatum(successor) : (Datum) 0;
-		n[4] = successor ? ' ' : 'n';
-		sog_exec("UPDATE sog.recovery SET state = $2, result_generation = $3, "
-				 "successor_token = CASE WHEN $2 OPERATOR(pg_catalog.=) 'promoted' THEN $5 END, "
-				 "concluded_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) $1",
-				 5, types, v, n, false);
-		{
-			Oid			t2[3] = {INT8OID, sog_position_type(), TEXTOID};
-			Datum		v2[3];
-			char		n2[3] = {' ', ' ', ' '};
-
-			v2[0] = Int64GetDatum(id);
-			v2[1] = PointerGetDatum(out_applied);
-			n2[1] = out_applied ? ' ' : 'n';
-			v2[2] = out_token ? CStringGetTextDatum(out_token) : (Datum) 0;
-			n2[2] = out_token ? ' ' : 'n';
-			sog_exec("UPDATE sog.recovery SET result_applied_position = $2, "
-					 "result_provider_token = $3 WHERE id OPERATOR(pg_catalog.=) $1",
-					 3, t2, v2, n2, false);
-		}
-	}
+		promote_cas(&r, &cp, successor, &out);
 	sog_store_end();
 
-	values[0] = BoolGetDatum(promoted);
-	values[1] = Int64GetDatum(out_generation);
-	values[2] = PointerGetDatum(out_applied);
-	nulls[2] = out_applied == NULL;
-	if (out_token)
-		values[3] = CStringGetTextDatum(out_token);
-	nulls[3] = out_token == NULL;
-	values[4] = CStringGetTextDatum(reason);
+	values[0] = BoolGetDatum(out.promoted);
+	values[1] = Int64GetDatum(out.generation);
+	values[2] = PointerGetDatum(out.applied);
+	nulls[2] = out.applied == NULL;
+	if (out.token)
+		values[3] = CStringGetTextDatum(out.token);
+	nulls[3] = out.token == NULL;
+	values[4] = CStringGetTextDatum(out.reason);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

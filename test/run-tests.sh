@@ -24,6 +24,7 @@
 #   SOG_TEST_PORT  port of the throwaway server (default: first free of
 #                  54390-54399; it only names the socket, no TCP listener)
 #   SKIP_FUZZ=1    skip the fuzzer and the corpus feed
+#   SKIP_DEMO=1    skip the short JetStream demo and its checker self-test
 #   FUZZ_SECONDS   how long to fuzz (default 60)
 #   KEEP_TMP=1     keep the temp dir (cluster data, logs, results) for a look
 #   PG_MAJOR       PostgreSQL major version to test against (default 15;
@@ -316,6 +317,33 @@ elif as_pg bash "$tree/test/bench-smoke.sh"; then
 	suite_result bench-smoke passed
 else
 	suite_result bench-smoke failed
+fi
+
+# The main job on a real broker, short: the JetStream consumer under every
+# fault of `make demo` (a few thousand events), the checker's invariants;
+# then the checker itself, shown to catch a consumer that writes every row
+# (duplicates) and one that resumes from its own cursor (losses).  They
+# start their own PostgreSQL and nats-server on 127.0.0.1.
+say "demo (short)"
+if [ "$built" != 1 ]; then
+	suite_result demo failed "not run: the build failed"
+elif [ "${SKIP_DEMO:-0}" = 1 ]; then
+	suite_result demo skipped "SKIP_DEMO=1"
+elif DEMO_SHORT=1 SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" DEMO_OUT="$tmp" \
+	bash "$tree/examples/jetstream_demo/demo.sh"; then
+	suite_result demo passed
+else
+	suite_result demo failed
+fi
+say "demo checker self-test"
+if [ "$built" != 1 ]; then
+	suite_result demo-checker failed "not run: the build failed"
+elif [ "${SKIP_DEMO:-0}" = 1 ]; then
+	suite_result demo-checker skipped "SKIP_DEMO=1"
+elif SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" bash "$tree/examples/jetstream_demo/checker-selftest.sh"; then
+	suite_result demo-checker passed
+else
+	suite_result demo-checker failed
 fi
 
 # The README's Python example, run against the test cluster, and the README
