@@ -33,16 +33,17 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 REGRESS = setup position casts binary index hash halt \
 	register apply claim_halt gaps scenarios operators recovery receipts \
 	skew loss hostile identity access reconfigure writes
-REGRESS_OPTS = --inputdir=. --outputdir=.
+REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
 	recovery_claim_race recovery_commit_page_race notify_gap \
 	ddl_index_during_apply report_gap_race claim_timeout reconfigure_claim_race \
 	reindex_concurrently owner_ddl
-ISOLATION_OPTS =
+ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso
 TAP_TESTS = 1
 
-EXTRA_CLEAN = results regression.diffs regression.out output_iso tmp_check log \
+EXTRA_CLEAN = test/results test/regression.diffs test/regression.out test/output_iso \
+	tmp_check log \
 	test/fuzz/position_fuzz
 
 PG_CONFIG ?= pg_config

@@ -39,6 +39,9 @@
 #   RUNS [3] DURATION [4] WARMUP [5]  runs per cell, seconds per run, warm-up s
 #   BATCHES ["1 100 1000"]  CLIENTS ["1 4"]
 #   VARIANTS ["a b c d e f g gd"]  GD_BATCHES ["100 1000"] (batch sizes for gd)
+#   CLIENT_VARIANTS ["cb cc cg"]   the real client (bench/client.c): cb = (b),
+#                                  cc = (c), cg = (g) sent over libpq's pipeline
+#                                  mode with binary parameters
 #   SCALE [1]  SCALE_B [100]       the 4 vs 64 checkpoints check
 #   RECEIPTS_N [1000000]           events for the receipts/prune phase
 #   MICRO [1]  MICRO_N [1000000]   micro-figures and their size
@@ -64,6 +67,7 @@ WARMUP=${WARMUP:-5}
 BATCHES=${BATCHES:-"1 100 1000"}
 CLIENTS=${CLIENTS:-"1 4"}
 VARIANTS=${VARIANTS:-"a b c d e f g gd"}
+CLIENT_VARIANTS=${CLIENT_VARIANTS:-"cb cc cg"}
 GD_BATCHES=${GD_BATCHES:-"100 1000"}
 SCALE=${SCALE:-1}
 SCALE_B=${SCALE_B:-100}
@@ -101,21 +105,13 @@ if [ -z "$REPORT_ONLY" ]; then
 mkdir -p "$OUT" || exit 1
 exec > >(tee -a "$OUT/run.log") 2>&1
 
-if [ "$(id -u)" = 0 ]; then as_root() { "$@"; }; as_pg() { runuser -u postgres -- "$@"; }
-else as_root() { sudo "$@"; }; as_pg() { "$@"; }; fi
+source "$ROOT/test/lib.sh"
+as_root() { sog_as_root "$@"; }
+as_pg() { sog_as_pg "$@"; }
 
 # ---------------------------------------------------------------- dependencies
-need=(make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR libssl-dev openssl)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null || die "apt-get install failed"
-fi
+sog_install_packages make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
+  libssl-dev openssl libpq-dev || die "cannot install the benchmark's packages"
 PGBIN=${PGBIN:-$(/usr/lib/postgresql/$PG_MAJOR/bin/pg_config --bindir)}
 psql_db() { "${PSQL[@]}" -d "$DB" "$@"; }
 
@@ -186,6 +182,11 @@ case $INSTALL in
 esac
 PSQL=("$PGBIN/psql" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -X -q -v ON_ERROR_STOP=1)
 PGBENCH=("$PGBIN/pgbench" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -n)
+CLIENT=$BENCH_DIR/client
+if [ -n "$CLIENT_VARIANTS" ]; then
+  cc -O2 -Wall -o "$CLIENT" "$HERE/client.c" -I"$("$PGBIN/pg_config" --includedir)" -lpq -lcrypto \
+    2>"$OUT/client-build.log" || { cat "$OUT/client-build.log"; die "cannot compile bench/client.c (libpq-dev, libssl-dev?)"; }
+fi
 HASHLOOP=$BENCH_DIR/hashloop
 if [ "$MICRO" = 1 ]; then
   cc -O2 -o "$HASHLOOP" "$HERE/hashloop.c" -lcrypto 2>"$OUT/hashloop-build.log" \
@@ -304,9 +305,46 @@ run_one() {
 }
 script_of() { if [ "$2" = 1 ]; then echo "$HERE/pgbench/${1}_1.sql"; else echo "$HERE/pgbench/${1}_n.sql"; fi; }
 
+# run_client LABEL B CLIENTS RUN DURATION: the real client (bench/client.c,
+# libpq pipeline mode, binary parameters, client-side SHA-256) for variant
+# cb, cc or cg; recorded in results.tsv like a pgbench cell.
+run_client() {
+  local label=$1 b=$2 c=$3 r=$4 dur=$5 attempt=0
+  while :; do
+    prepare_run
+    local log="$OUT/client/${label}_B${b}_c${c}_r${r}_t${attempt}.log"; mkdir -p "$OUT/client"
+    local lsn0; lsn0=$(psql_db -tAc "SELECT pg_current_wal_lsn()")
+    local b0 o0 t0; b0=$(busy_ticks); o0=$(our_ticks); t0=$(now_ms)
+    "$CLIENT" -d "host=$BENCH_DIR port=$BENCH_PORT user=postgres dbname=$DB" \
+      -v "${label#c}" -B "$b" -c "$c" -T "$dur" >"$log" 2>&1
+    local rc=$?
+    local walb; walb=$(psql_db -tAc "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn0')::bigint")
+    wait_idle
+    local b1 o1 t1 other; b1=$(busy_ticks); o1=$(our_ticks); t1=$(now_ms)
+    other=$(awk -v b="$((b1 - b0))" -v o="$((o1 - o0))" -v ms="$((t1 - t0))" -v n="$NCPU" -v hz="$CLK" \
+            'BEGIN{ x = 100 * (b - o) / (ms / 1000 * hz * n); if (x < 0) x = 0; printf "%.0f", x }')
+    # client output: variant B clients seconds transactions events events/s
+    local secs ntx ev tps status=ok
+    read -r _ _ _ secs ntx _ ev < <(tail -1 "$log")
+    if [ "$rc" != 0 ] || [ -z "${ev:-}" ]; then status="ERR(rc=$rc)"; ev=0; ntx=0; secs=1; sed 's/^/    /' "$log" | head -3; fi
+    tps=$(awk -v n="$ntx" -v s="$secs" 'BEGIN{ printf "%.0f", n / s }')
+    local wpe; wpe=$(awk -v w="${walb:-0}" -v n="${ntx:-0}" -v b="$b" 'BEGIN{ if (n > 0) printf "%.0f", w / (n * b); else print "NA" }')
+    say "$(printf '%-4s B=%-4s c=%s run %s/%s: %8.0f tps %9s ev/s  WAL %s B/ev  other CPU %s%%  %s' \
+        "$label" "$b" "$c" "$r" "$RUNS" "$tps" "$ev" "$wpe" "$other" "$status")"
+    if [ "$other" -gt "$MAX_OTHER_CPU" ] && [ "$attempt" -lt "$RETRIES" ]; then
+      attempt=$((attempt + 1)); say "  disturbed (other CPU $other% > $MAX_OTHER_CPU%): retry $attempt/$RETRIES"
+      continue
+    fi
+    break
+  done
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+      "$label" "$b" "$c" "$r" "$tps" "$ev" NA "$status" "$wpe" "$other" "$attempt" >> "$OUT/results.tsv"
+}
+
 ncells=0
 for b in $BATCHES; do for c in $CLIENTS; do for v in $VARIANTS; do
-  in_list "$b" "$(batches_of "$v")" && ncells=$((ncells + 1)); done; done; done
+  in_list "$b" "$(batches_of "$v")" && ncells=$((ncells + 1)); done
+  for v in $CLIENT_VARIANTS; do ncells=$((ncells + 1)); done; done; done
 [ "$SCALE" = 1 ] && ncells=$((ncells + 2))
 say "$ncells cells x $RUNS run(s) x ${DURATION}s (+~0.5s each to reset): about $(( (ncells * RUNS * (DURATION * 10 + 5) / 10 + 2 * WARMUP + 90) / 60 + 1 )) min in all"
 
@@ -322,6 +360,9 @@ for r in $(seq 1 "$RUNS"); do
       for v in $VARIANTS; do
         in_list "$b" "$(batches_of "$v")" || continue
         run_one "$v" "$(script_of "$v" "$b")" "$b" "$c" "$r" "$DURATION" 1
+      done
+      for v in $CLIENT_VARIANTS; do
+        run_client "$v" "$b" "$c" "$r" "$DURATION"
       done
     done
   done

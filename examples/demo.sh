@@ -86,33 +86,15 @@ pgbin=$("$pgbin/pg_config" --bindir)
 export PATH="$pgbin:$PATH"
 PG_CONFIG=$pgbin/pg_config
 
-if [ "$(id -u)" -eq 0 ]; then
-	as_root() { "$@"; }
-	run_as=postgres
-else
-	as_root() { sudo "$@"; }
-	run_as=$(id -un)
-fi
+as_root() { sog_as_root "$@"; }
+if [ "$(id -u)" -eq 0 ]; then run_as=postgres; else run_as=$(id -un); fi
 
-port_in_use() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	[ -e "/tmp/.s.PGSQL.$1" ] && return 0
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }'
-}
+source test/lib.sh
 if [ -n "${DEMO_PORT:-}" ]; then
 	port=$DEMO_PORT
-	! port_in_use "$port" || die "port $port (DEMO_PORT) is in use"
+	! sog_port_in_use "$port" || die "port $port (DEMO_PORT) is in use"
 else
-	port=
-	for p in $(seq 54310 54319); do
-		if ! port_in_use "$p"; then
-			port=$p
-			break
-		fi
-	done
-	[ -n "$port" ] || die "ports 54310-54319 are all in use; set DEMO_PORT"
+	port=$(sog_first_free_port 54310 54319) || die "ports 54310-54319 are all in use; set DEMO_PORT"
 fi
 
 tmp=$(mktemp -d /tmp/sog-demo.XXXXXX)		# mode 700

@@ -42,30 +42,5 @@ case "${1:-all}" in
 		;;
 esac
 
-missing=()
-for p in "${pkgs[@]}"; do
-	if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
-		missing+=("$p")
-	fi
-done
-
-if [ ${#missing[@]} -eq 0 ]; then
-	echo "install-deps: all ${#pkgs[@]} packages present"
-	exit 0
-fi
-
-if [ "$(id -u)" -eq 0 ]; then
-	as_root=()
-elif command -v sudo >/dev/null 2>&1; then
-	as_root=(sudo)
-else
-	echo "install-deps: missing ${missing[*]}, and neither root nor sudo is available to install them" >&2
-	exit 1
-fi
-
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+sog_install_packages "${pkgs[@]}" || exit 1

@@ -71,11 +71,8 @@ show() {
 	fi
 }
 
-if [ "$(id -u)" -eq 0 ]; then
-	as_root() { "$@"; }
-else
-	as_root() { sudo "$@"; }
-fi
+source "$srcdir/test/lib.sh"
+as_root() { sog_as_root "$@"; }
 
 # --- 1. dependencies ----------------------------------------------------------
 
@@ -96,25 +93,7 @@ makeopts=(with_llvm=no "PG_CONFIG=$PG_CONFIG")
 
 # Pick the port: the first of 54390..54399 with neither a TCP listener nor a
 # socket in /tmp, unless SOG_TEST_PORT says which.
-port_in_use() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	[ -e "/tmp/.s.PGSQL.$1" ] && return 0
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }'
-}
-if [ -n "${SOG_TEST_PORT:-}" ]; then
-	port=$SOG_TEST_PORT
-else
-	port=
-	for p in $(seq 54390 54399); do
-		if ! port_in_use "$p"; then
-			port=$p
-			break
-		fi
-	done
-	port=${port:-54390}
-fi
+port=${SOG_TEST_PORT:-$(sog_first_free_port 54390 54399 || echo 54390)}
 
 # --- the temp dir, and cleanup ------------------------------------------------
 
@@ -243,8 +222,8 @@ installcheck() {
 missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 	local t
 	for t in $2; do
-		if [ ! -f "$tree/expected/$t.out" ] && [ -f "$1/$t.out" ]; then
-			echo "run-tests: expected/$t.out does not exist; what the test printed:"
+		if [ ! -f "$tree/test/expected/$t.out" ] && [ -f "$1/$t.out" ]; then
+			echo "run-tests: test/expected/$t.out does not exist; what the test printed:"
 			show "$1/$t.out" 300
 		fi
 	done
@@ -259,8 +238,10 @@ elif [ -z "${regress_tests// /}" ]; then
 elif installcheck ISOLATION= TAP_TESTS=; then
 	# amcheck over everything the regression tests left in the extension's
 	# relations (the isolation specs and TAP tests check their own)
-	problems=$(as_pg psql -X -At -d contrib_regression -c 'CREATE EXTENSION IF NOT EXISTS amcheck' \
-		-c "SELECT coalesce(string_agg(relation || ': ' || problem, E'\n'), '') FROM sog.verify_storage()" 2>&1 | tail -n +2)
+	problems=$(as_pg psql -X -q -At -v ON_ERROR_STOP=1 -d contrib_regression \
+		-c 'SET client_min_messages = warning' -c 'CREATE EXTENSION IF NOT EXISTS amcheck' \
+		-c "SELECT coalesce(string_agg(relation || ': ' || problem, E'\n'), '') FROM sog.verify_storage()" 2>&1) ||
+		problems=${problems:-"sog.verify_storage() failed"}
 	if [ -z "$problems" ]; then
 		echo "amcheck: verify_heapam and bt_index_check (heapallindexed) find nothing in the extension's relations"
 		suite_result regress passed
@@ -270,8 +251,8 @@ elif installcheck ISOLATION= TAP_TESTS=; then
 		suite_result regress failed "amcheck"
 	fi
 else
-	show "$tree/regression.diffs"
-	missing_expected "$tree/results" "$regress_tests"
+	show "$tree/test/regression.diffs"
+	missing_expected "$tree/test/results" "$regress_tests"
 	suite_result regress failed
 fi
 
@@ -284,8 +265,8 @@ elif [ -z "${isolation_tests// /}" ]; then
 elif installcheck REGRESS= TAP_TESTS=; then
 	suite_result isolation passed
 else
-	show "$tree/output_iso/regression.diffs"
-	missing_expected "$tree/output_iso/results" "$isolation_tests"
+	show "$tree/test/output_iso/regression.diffs"
+	missing_expected "$tree/test/output_iso/results" "$isolation_tests"
 	suite_result isolation failed
 fi
 
@@ -376,84 +357,7 @@ feed_corpus() {
 	fi
 	as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_fuzz' || return 1
 	out=$(as_pg psql -X -q -At -F ' ' -v ON_ERROR_STOP=1 -d sog_fuzz \
-		-v dir="$tmp/fuzz-inputs" <<'EOF'
-CREATE EXTENSION stream_offset_guard;
-SELECT set_config('sog_test.dir', :'dir', false) \gset
-CREATE TEMP TABLE fuzz_result (accepted int, rejected int, skipped int, failed int);
-DO $$
-DECLARE
-	dir text := current_setting('sog_test.dir');
-	ws text := ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13);
-	f text;
-	raw bytea;
-	txt text;
-	trimmed text;
-	ref_ok boolean;
-	ref_canon text;
-	canon text;
-	n_acc int := 0;
-	n_rej int := 0;
-	n_skip int := 0;
-	n_fail int := 0;
-BEGIN
-	FOR f IN SELECT d FROM pg_catalog.pg_ls_dir(dir) AS d ORDER BY d LOOP
-		raw := pg_catalog.pg_read_binary_file(dir || '/' || f);
-		IF position('\x00'::bytea IN raw) > 0 THEN
-			n_skip := n_skip + 1;
-			CONTINUE;
-		END IF;
-		BEGIN
-			txt := pg_catalog.convert_from(raw, 'UTF8');
-		EXCEPTION WHEN character_not_in_repertoire THEN
-			n_skip := n_skip + 1;
-			CONTINUE;
-		END;
-
-		-- the contract's grammar, independently of the C code
-		trimmed := pg_catalog.btrim(txt, ws);
-		ref_ok := trimmed ~ '^[0-9]+(-[0-9]+){0,7}$'
-			AND NOT EXISTS (SELECT FROM pg_catalog.unnest(pg_catalog.string_to_array(trimmed, '-')) AS c
-							WHERE pg_catalog.length(pg_catalog.ltrim(c, '0')) > 160);
-		ref_canon := NULL;
-		IF ref_ok THEN
-			SELECT pg_catalog.string_agg(COALESCE(NULLIF(pg_catalog.ltrim(c, '0'), ''), '0'), '-' ORDER BY i)
-			  INTO ref_canon
-			  FROM pg_catalog.unnest(pg_catalog.string_to_array(trimmed, '-')) WITH ORDINALITY AS u(c, i);
-		END IF;
-
-		BEGIN
-			canon := CAST(CAST(txt AS sog.position) AS text);
-			n_acc := n_acc + 1;
-			IF NOT ref_ok OR canon IS DISTINCT FROM ref_canon THEN
-				n_fail := n_fail + 1;
-				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %) was accepted as "%", but the contract says %',
-					f, pg_catalog.encode(raw, 'hex'), canon,
-					CASE WHEN ref_ok THEN '"' || ref_canon || '"' ELSE 'it is invalid' END; END IF;
-			ELSIF CAST(canon AS sog.position) OPERATOR(pg_catalog.<>) CAST(txt AS sog.position) THEN
-				n_fail := n_fail + 1;
-				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %): its canonical text is a different position',
-					f, pg_catalog.encode(raw, 'hex'); END IF;
-			END IF;
-		EXCEPTION
-			WHEN invalid_text_representation THEN
-				n_rej := n_rej + 1;
-				IF ref_ok THEN
-					n_fail := n_fail + 1;
-					IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %) was rejected, but the contract accepts it as "%"',
-						f, pg_catalog.encode(raw, 'hex'), ref_canon; END IF;
-				END IF;
-			WHEN OTHERS THEN
-				n_fail := n_fail + 1;
-				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %): unexpected error %: %',
-					f, pg_catalog.encode(raw, 'hex'), SQLSTATE, SQLERRM; END IF;
-		END;
-	END LOOP;
-	INSERT INTO fuzz_result VALUES (n_acc, n_rej, n_skip, n_fail);
-END
-$$;
-SELECT accepted, rejected, skipped, failed FROM fuzz_result;
-EOF
-	) || return 1
+		-v dir="$tmp/fuzz-inputs" -f "$tree/test/fuzz/corpus_oracle.sql") || return 1
 	local acc rej skip bad
 	read -r acc rej skip bad <<<"$out"
 	echo "fuzz: fed $((acc + rej)) corpus inputs to the server as sog.position: $acc accepted, $rej rejected with 22P02, $bad wrong; $skip skipped (not UTF-8 text or a NUL byte)"

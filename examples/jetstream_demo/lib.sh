@@ -22,34 +22,18 @@ die() {
 say() { printf '\n=== %s\n' "$*"; }
 now() { date +%s.%3N; }
 
-if [ "$(id -u)" -eq 0 ]; then
-	as_root() { "$@"; }
-else
-	as_root() { sudo "$@"; }
-fi
+# as root, sudo, ports, packages: the project's shell library
+source "$demo_src/test/lib.sh"
+as_root() { sog_as_root "$@"; }
+as_pg() { sog_as_pg "$@"; }
 
 # --- dependencies ------------------------------------------------------------
 
 # Debian 12 packages: the server and its headers (PGXS), the broker, the two
 # client libraries, and the compiler.  Only what is missing is installed.
 install_deps() {
-	local pkgs=(postgresql-15 postgresql-server-dev-15 nats-server libnats-dev
-		libpq-dev pkg-config gcc make perl) missing=() p
-	for p in "${pkgs[@]}"; do
-		dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed ||
-			missing+=("$p")
-	done
-	if [ ${#missing[@]} -eq 0 ]; then
-		echo "dependencies: all ${#pkgs[@]} packages present"
-		return
-	fi
-	echo "dependencies: installing ${missing[*]}"
-	if [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null; then
-		die "missing ${missing[*]}, and neither root nor sudo is available"
-	fi
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends "${missing[@]}" >/dev/null
+	sog_install_packages postgresql-15 postgresql-server-dev-15 nats-server libnats-dev \
+		libpq-dev pkg-config gcc make perl || die "cannot install the demo's packages"
 }
 
 # --- the temp dir and cleanup -------------------------------------------------
@@ -125,27 +109,8 @@ build_all() {
 
 # --- servers ------------------------------------------------------------------------
 
-port_in_use() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }'
-}
 first_free_port() {		# FROM TO
-	local p
-	for p in $(seq "$1" "$2"); do
-		port_in_use "$p" || { echo "$p"; return; }
-	done
-	die "no free port in $1-$2"
-}
-
-# Run a server-side command as the cluster's OS user.
-as_pg() {
-	if [ "$(id -u)" -eq 0 ]; then
-		runuser -u postgres -- env PATH="$PATH" "$@"
-	else
-		"$@"
-	fi
+	sog_first_free_port "$1" "$2" || die "no free port in $1-$2"
 }
 
 # A throwaway cluster on 127.0.0.1 and a private socket.  Roles log in over
