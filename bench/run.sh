@@ -184,7 +184,7 @@ PSQL=("$PGBIN/psql" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -X -q -v ON_ERR
 PGBENCH=("$PGBIN/pgbench" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -n)
 CLIENT=$BENCH_DIR/client
 if [ -n "$CLIENT_VARIANTS" ]; then
-  cc -O2 -Wall -o "$CLIENT" "$HERE/client.c" -I"$("$PGBIN/pg_config" --includedir)" -lpq -lcrypto \
+  cc -O2 -Wall -o "$CLIENT" "$HERE/client.c" -I"$(/usr/lib/postgresql/$PG_MAJOR/bin/pg_config --includedir)" -lpq -lcrypto \
     2>"$OUT/client-build.log" || { cat "$OUT/client-build.log"; die "cannot compile bench/client.c (libpq-dev, libssl-dev?)"; }
 fi
 HASHLOOP=$BENCH_DIR/hashloop

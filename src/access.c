@@ -31,6 +31,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xlog.h"
 #include "access/skey.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -248,9 +249,10 @@ sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
 /*
  * SQL function: sog.check_consumer_access(consumer text) -> void
  *
- * The check of sog_check_access for a consumer name before it has a
- * checkpoint (sog.register, which runs as the extension's owner, calls it;
- * it is granted to no one else).
+ * What sog.register checks before it writes (it runs as the extension's
+ * owner and calls this; it is granted to no one else): that this is not a
+ * standby (25006, as every stateful function), and the check of
+ * sog_check_access for a consumer name that has no checkpoint yet.
  */
 PG_FUNCTION_INFO_V1(sog_check_consumer_access);
 Datum
@@ -258,6 +260,12 @@ sog_check_consumer_access(PG_FUNCTION_ARGS)
 {
 	char	   *consumer = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot register a checkpoint during recovery"),
+				 errdetail("This server is a standby: checkpoints, receipts and gaps change only on the primary."),
+				 errhint("Connect the consumer to the primary.")));
 	sog_check_access(0, consumer, SOG_ACCESS_CONSUMER);
 	PG_RETURN_VOID();
 }

@@ -27,7 +27,7 @@
 #include "store.h"
 
 #if PG_VERSION_NUM >= 180000
-PG_MODULE_MAGIC_EXT(.name = "stream_offset_guard",.version = "1.0");
+PG_MODULE_MAGIC_EXT(.name = "stream_offset_guard",.version = "1.1");
 #else
 PG_MODULE_MAGIC;
 #endif

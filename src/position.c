@@ -221,6 +221,18 @@ sog_position_predecessor(const SogPosition *p)
 	return sog_position_from_encoding(enc, enclen);
 }
 
+/* SQL function: sog.position_predecessor(sog.position) -> sog.position */
+PG_FUNCTION_INFO_V1(sog_position_predecessor_sql);
+Datum
+sog_position_predecessor_sql(PG_FUNCTION_ARGS)
+{
+	SogPosition *p = sog_position_predecessor(PG_GETARG_SOG_POSITION_P(0));
+
+	if (p == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_SOG_POSITION_P(p);
+}
+
 /* SQL function: sog.position_in(cstring) -> sog.position */
 PG_FUNCTION_INFO_V1(sog_position_in);
 Datum

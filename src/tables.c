@@ -31,6 +31,7 @@
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -56,6 +57,7 @@ static const char *const rc_names[RC_NCOLS] = {
 static struct
 {
 	bool		callback_registered;
+	bool		placement_checked;	/* no table of ours is distributed (Citus) */
 	Oid			checkpoint_rel;
 	Oid			receipt_rel;
 	Oid			position_type;
@@ -78,6 +80,61 @@ tables_relcache_callback(Datum arg, Oid relid)
 		tables.cp_valid = false;
 	if (relid == InvalidOid || relid == tables.receipt_rel)
 		tables.rc_valid = false;
+	/* any relation: Citus invalidates the table it distributes */
+	tables.placement_checked = false;
+}
+
+/*
+ * Refuse to work on tables whose rows are not in the local heap: Citus'
+ * create_distributed_table and create_reference_table accept the
+ * extension's tables, after which their local heap is empty and the
+ * executor (writer.c) and the row lock (checkpoint.c) would read and
+ * write the wrong rows.  Checked again after any relcache invalidation
+ * (Citus invalidates the table it distributes), so the cost is one catalog
+ * scan of pg_extension after DDL, and one query of Citus' metadata only
+ * where Citus is installed.
+ */
+static void
+check_placement(Oid nsp)
+{
+	Oid			citus = get_extension_oid("citus", true);
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(nsp)};
+	char	   *table = NULL;
+	char	   *method = NULL;
+
+	if (!OidIsValid(citus))
+	{
+		tables.placement_checked = true;
+		return;
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT c.relname::text, p.partmethod::text "
+							  "FROM pg_catalog.pg_dist_partition p "
+							  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.logicalrelid "
+							  "WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
+							  "ORDER BY c.relname LIMIT 1",
+							  1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		MemoryContextSwitchTo(caller);
+		table = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		method = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	}
+	MemoryContextSwitchTo(caller);
+	SPI_finish();
+	if (table)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table sog.%s is managed by Citus", table),
+				 errdetail("Its rows are on the worker nodes (%s), not in the coordinator's heap that the extension reads and writes under its row locks.",
+						   method && strcmp(method, "n") == 0 ? "a reference table" :
+						   "a distributed table"),
+				 errhint("Keep the extension's tables local to the coordinator: SELECT undistribute_table('sog.%s'); distribute the sink tables instead.",
+						 table)));
+	tables.placement_checked = true;
 }
 
 void
@@ -94,7 +151,11 @@ sog_tables_refresh(void)
 				 errdetail("Table sog.checkpoint does not exist."),
 				 errhint("Run CREATE EXTENSION stream_offset_guard.")));
 	if (rel == tables.checkpoint_rel)
+	{
+		if (!tables.placement_checked)
+			check_placement(nsp);
 		return;
+	}
 
 	if (!tables.callback_registered)
 	{
@@ -120,6 +181,7 @@ sog_tables_refresh(void)
 				 errdetail("Table sog.receipt or type sog.position does not exist."),
 				 errhint("Re-create the extension from a dump of its tables.")));
 	tables.checkpoint_rel = rel;
+	check_placement(nsp);
 }
 
 Oid

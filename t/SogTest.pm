@@ -18,7 +18,9 @@ sub storage_verifies
 {
 	my ($node, $db) = @_;
 
-	$node->safe_psql($db, 'CREATE EXTENSION IF NOT EXISTS amcheck');
+	# (on a standby amcheck must come from the primary: nothing is created)
+	$node->safe_psql($db, 'CREATE EXTENSION amcheck')
+	  if $node->safe_psql($db, q{SELECT count(*) FROM pg_extension WHERE extname = 'amcheck'}) eq '0';
 	my $problems = $node->safe_psql($db,
 		q{SELECT coalesce(string_agg(relation || ': ' || problem, E'\n'), '') FROM sog.verify_storage()});
 	is($problems, '', "amcheck finds nothing in the extension's relations of $db");

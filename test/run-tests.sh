@@ -229,6 +229,16 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 	done
 }
 
+# A released version's install script is never edited again (CHANGELOG):
+# test/released.sha256 holds the checksum of each as released.
+say "released scripts"
+if (cd "$srcdir" && sha256sum --check --strict test/released.sha256); then
+	suite_result released-scripts passed
+else
+	echo "run-tests: a released install script changed; put the change in the next version's upgrade script"
+	suite_result released-scripts failed
+fi
+
 say "regress"
 regress_tests=$(makevar REGRESS 2>/dev/null || true)
 if [ "$server_up" != 1 ]; then

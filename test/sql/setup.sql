@@ -23,9 +23,12 @@ SELECT e.extname, e.extversion, e.extnamespace::regnamespace AS schema,
   FROM pg_extension e
  WHERE e.extname = 'stream_offset_guard';
 
+-- 1.0 (released) and 1.1, the default, reached from 1.0 by its upgrade
+-- script.
 SELECT name, version, superuser, trusted, relocatable, schema, requires
   FROM pg_available_extension_versions
- WHERE name = 'stream_offset_guard' AND version = '1.0';
+ WHERE name = 'stream_offset_guard' ORDER BY version;
+SELECT default_version FROM pg_available_extensions WHERE name = 'stream_offset_guard';
 
 -- The schema exists and the type is in it.
 SELECT nspname FROM pg_namespace WHERE nspname = 'sog';

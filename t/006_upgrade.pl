@@ -1,0 +1,302 @@
+# 006_upgrade.pl: ALTER EXTENSION stream_offset_guard UPDATE from 1.0 with
+# live state (issue 12).
+#
+# A database installs 1.0 and is filled the way a year of use fills it:
+# checkpoints in every state (running, replaying, failed_closed, never
+# claimed), receipts, open and resolved gaps, manifests, recovery attempts
+# open, promoted and failed, a reconfiguration, a user-added provider, and
+# grants to a consumer role, a consumer role scoped to one consumer and an
+# operator role.  After the update:
+#   - every row is as it was (fingerprints of each table);
+#   - every role can do what it could, and nothing more (privileges on every
+#     1.0 object), and the operator also watches the 1.1 objects;
+#   - the state behaves: replays are duplicates, the fence holds, the
+#     replaying checkpoint verifies its gap, the open recovery attempt
+#     verifies and promotes, the failed-closed one refuses to advance, the
+#     scoped role is still refused other consumers;
+#   - the upgraded database and a fresh 1.1 install (given the same grants)
+#     have the same extension objects: definitions, columns, constraints,
+#     indexes, triggers, ACLs and comments, compared from the catalogs.
+
+use strict;
+use warnings;
+
+use FindBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use lib $FindBin::Bin;
+use SogTest;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->start;
+
+$node->safe_psql(
+	'postgres', q{
+CREATE ROLE up_app LOGIN;
+CREATE ROLE up_scoped LOGIN;
+CREATE ROLE up_ops LOGIN;
+CREATE ROLE up_nobody LOGIN;
+CREATE DATABASE old;
+CREATE DATABASE fresh;
+});
+
+#
+# 1.0, with state
+#
+$node->safe_psql('old', q{CREATE EXTENSION stream_offset_guard VERSION '1.0'});
+is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
+	'1.0', 'installed at 1.0');
+
+# d(p): the digest of the payload of position p
+my $d = q{sog.payload_digest(convert_to('payload ' || %s, 'UTF8'))};
+sub digests
+{
+	my ($lo, $hi) = @_;
+	return "ARRAY(SELECT " . sprintf($d, 'g') . " FROM generate_series($lo, $hi) g)";
+}
+sub positions
+{
+	my ($lo, $hi) = @_;
+	return "ARRAY(SELECT g::sog.position FROM generate_series($lo, $hi) g)";
+}
+my $hash_16_20 = "(SELECT sog.buffer_hash(" . positions(16, 20) . ", " . digests(16, 20) . "))";
+
+$node->safe_psql(
+	'old', qq{
+SELECT sog.grant_consumer('up_app');
+SELECT sog.grant_consumer('up_scoped', 'up-a');
+SELECT sog.grant_operator('up_ops');
+INSERT INTO sog.provider (name, seek_inclusive, empty_page_is_barrier, may_backfill)
+VALUES ('my_feed', true, true, false);
+
+-- 1: running, receipts in three batches, a page token, a halt manifest
+SELECT sog.register('up-a', 'orders', '0', provider => 'kafka');
+SELECT sog.claim(1, 'w1');
+SELECT sog.apply_batch(1, 1, @{[positions(1, 100)]}, @{[digests(1, 100)]});
+SELECT sog.apply_batch(1, 1, @{[positions(101, 200)]}, @{[digests(101, 200)]});
+SELECT sog.commit_page(1, 1, NULL, 'T1');
+SELECT sog.halt(1, 1, '200', NULL, 0);
+SELECT sog.claim(1, 'w2');
+SELECT sog.apply_batch(1, 2, @{[positions(201, 300)]}, @{[digests(201, 300)]});
+
+-- 2: replaying: the predecessor read 16..20 and left their hash
+SELECT sog.register('up-b', 'orders', '0', provider => 'my_feed');
+SELECT sog.claim(2, 'w1');
+SELECT sog.apply_batch(2, 1, @{[positions(1, 15)]}, @{[digests(1, 15)]});
+SELECT sog.note_read(2, 1, '20', $hash_16_20, 5);
+SELECT sog.claim(2, 'w2');
+
+-- 3: failed closed: read 40 without a hash (gap no_buffer_hash, open)
+SELECT sog.register('up-b', 'orders', '1');
+SELECT sog.claim(3, 'w1');
+SELECT sog.apply_batch(3, 1, @{[positions(1, 10)]}, @{[digests(1, 10)]});
+SELECT sog.note_read(3, 1, '40', NULL, 30);
+SELECT sog.claim(3, 'w2');
+
+-- 4: never claimed
+SELECT sog.register('up-c', 'orders', '0');
+
+-- 5: a reported retention loss, then resolved by an operator
+SELECT sog.register('up-c', 'orders', '1', criticality => 'telemetry');
+SELECT sog.claim(5, 'w1');
+SELECT sog.apply_batch(5, 1, @{[positions(1, 5)]}, @{[digests(1, 5)]});
+SELECT sog.report_gap(5, 1, '9', 'retention', 'trimmed by the broker');
+SELECT sog.resolve_gap((SELECT id FROM sog.gap WHERE checkpoint_id = 5), 'accepted_loss', 'events 6..9 are gone');
+SELECT sog.reconfigure(5, criticality => 'critical', note => 'now critical');
+
+-- recovery attempts: one promoted, one lost (its token was taken), one failed, one open
+SELECT sog.begin_recovery(1, 2, 'T1', NULL, '300', true);
+SELECT sog.recovery_event(1, '300', @{[sprintf($d, "'300'")]});
+SELECT generation AS g FROM sog.promote(1, 'T2', '300') \\gset
+SELECT sog.begin_recovery(1, :g, 'T2', NULL, '300', true);
+SELECT sog.commit_page(1, :g, 'T2', 'T3');
+SELECT sog.recovery_event(2, '300', @{[sprintf($d, "'300'")]});
+SELECT sog.promote(2, 'T4', '300');
+-- (5 has no provider: its attempt fails closed at once, an open gap)
+SELECT sog.commit_page(5, 1, NULL, 'U1');
+SELECT sog.begin_recovery(5, 1, 'U1', NULL, '5', false);
+SELECT sog.begin_recovery(1, :g, 'T3', NULL, '250', true);
+});
+
+# the state, as fingerprints of every table of 1.0
+my $tables = q{
+SELECT 'checkpoint', count(*), md5(string_agg(c::text, '|' ORDER BY id)) FROM sog.checkpoint c
+UNION ALL SELECT 'receipts', count(*), md5(string_agg(r::text, '|' ORDER BY r.checkpoint_id, r."position"))
+  FROM (SELECT c.id AS checkpoint_id, x.* FROM sog.checkpoint c, sog.receipts(c.id) x) r
+UNION ALL SELECT 'receipt rows', count(*), md5(string_agg((r.checkpoint_id, r.first_position, r.last_position, r.n, r.positions, r.digests)::text, '|' ORDER BY r.checkpoint_id, r.last_position)) FROM sog.receipt r
+UNION ALL SELECT 'gap', count(*), md5(string_agg(g::text, '|' ORDER BY id)) FROM sog.gap g
+UNION ALL SELECT 'manifest_log', count(*), md5(string_agg(m::text, '|' ORDER BY id)) FROM sog.manifest_log m
+UNION ALL SELECT 'recovery', count(*), md5(string_agg(r::text, '|' ORDER BY id)) FROM sog.recovery r
+UNION ALL SELECT 'provider', count(*), md5(string_agg(p::text, '|' ORDER BY name)) FROM sog.provider p
+UNION ALL SELECT 'reconfiguration', count(*), md5(string_agg(x::text, '|' ORDER BY id)) FROM sog.reconfiguration x
+UNION ALL SELECT 'role_grant', count(*), md5(string_agg(x::text, '|' ORDER BY role::text, kind, consumer)) FROM sog.role_grant x
+ORDER BY 1};
+my $states = q{SELECT string_agg(id || ':' || state || ':' || generation, ' ' ORDER BY id) FROM sog.checkpoint};
+is($node->safe_psql('old', $states),
+	'1:running:3 2:replaying:2 3:failed_closed:2 4:running:0 5:failed_closed:1',
+	'1.0 holds a checkpoint in every state');
+is($node->safe_psql('old', q{SELECT string_agg(id || ':' || state, ' ' ORDER BY id) FROM sog.recovery}),
+	'1:promoted 2:lost 3:failed 4:open', 'and recovery attempts promoted, lost, failed and open');
+is($node->safe_psql('old', q{SELECT string_agg(reason || ':' || (resolved_at IS NOT NULL), ' ' ORDER BY id) FROM sog.gap}),
+	'no_buffer_hash:false retention:true coverage_unproven:false', 'and gaps open and resolved');
+
+# what every role may do with every object of 1.0, beyond what PUBLIC may
+my $privileges = q{
+SELECT string_agg(format('%s %s %s', r.rolname, o.what, o.priv), E'\n' ORDER BY r.rolname, o.what, o.priv)
+  FROM pg_roles r,
+       LATERAL (SELECT p.oid::regprocedure::text AS what, 'EXECUTE' AS priv
+                  FROM pg_proc p WHERE p.pronamespace = 'sog'::regnamespace
+                   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')
+                   AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+                UNION ALL
+                SELECT c.oid::regclass::text, x.priv
+                  FROM pg_class c, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) x(priv)
+                 WHERE c.relnamespace = 'sog'::regnamespace AND c.relkind IN ('r', 'v')
+                   AND has_table_privilege(r.oid, c.oid, x.priv)
+                   AND NOT has_table_privilege('public', c.oid, x.priv)) o
+ WHERE r.rolname LIKE 'up\_%'};
+my $privileges_before = $node->safe_psql('old', $privileges);
+like($privileges_before, qr/up_ops sog.status SELECT/, 'the operator may read the views');
+unlike($privileges_before, qr/up_nobody/, 'a role without grants may do nothing');
+my $before = $node->safe_psql('old', $tables);
+
+#
+# the update
+#
+$node->safe_psql('old', 'ALTER EXTENSION stream_offset_guard UPDATE');
+is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
+	'1.1', 'updated to 1.1');
+is($node->safe_psql('old', $tables), $before, 'every row of every table is as it was');
+is($node->safe_psql('old', $states),
+	'1:running:3 2:replaying:2 3:failed_closed:2 4:running:0 5:failed_closed:1', 'every state is as it was');
+
+my $privileges_after = $node->safe_psql('old', $privileges);
+my %after = map { $_ => 1 } split /\n/, $privileges_after;
+my @lost = grep { !$after{$_} } split /\n/, $privileges_before;
+is_deeply(\@lost, [], 'no role lost a privilege');
+my %old = map { $_ => 1 } split /\n/, $privileges_before;
+my @gained = grep { !$old{$_} } split /\n/, $privileges_after;
+is_deeply(\@gained, [
+		'up_ops sog.checkpoint_metrics SELECT',
+		'up_ops sog.prune_due() EXECUTE',
+		'up_ops sog.prune_due(bigint) EXECUTE',
+		'up_ops sog.retention_due SELECT',
+		'up_ops sog.retention_horizon(bigint) EXECUTE',
+		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
+	],
+	'the operator gained the 1.1 objects, and no one else gained anything');
+
+#
+# behaviour after the update
+#
+sub sqlstate
+{
+	my ($db, $role, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql($db,
+		"SET ROLE $role; \\set VERBOSITY verbose\n$sql");
+	return 'ok' if $ret == 0;
+	return $1 if $err =~ /ERROR:\s+([0-9A-Z]{5})/;
+	return "unexpected: $err";
+}
+
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply_batch(1, 3, ARRAY['5', '300', '301']::sog.position[],
+	ARRAY[@{[sprintf($d, "'5'")]}, @{[sprintf($d, "'300'")]}, @{[sprintf($d, "'301'")]}])}),
+	'{f,f,t}', 'replays are duplicates, the next position applies');
+is(sqlstate('old', 'up_app', qq{SELECT sog.apply(1, 2, '302', @{[sprintf($d, "'302'")]})}),
+	'SG001', 'the fence still holds against the old generation');
+is(sqlstate('old', 'up_app', qq{SELECT sog.apply(3, 2, '41', @{[sprintf($d, "'41'")]})}),
+	'SG004', 'the failed-closed checkpoint does not advance');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.verify_gap(2, 2, $hash_16_20)}),
+	't', 'the replaying checkpoint verifies its gap with the predecessor\'s hash');
+is($node->safe_psql('old', q{SELECT state FROM sog.checkpoint WHERE id = 2}), 'running', 'and runs again');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT string_agg(DISTINCT sog.recovery_event(4, g::sog.position, @{[sprintf($d, 'g')]}), ',') FROM generate_series(250, 301) g}),
+	'verified', 'the open recovery attempt verifies its page from receipts');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT promoted, reason FROM sog.promote(4, 'T5', '301')}),
+	't|promoted', 'and promotes');
+is(sqlstate('old', 'up_scoped', q{SELECT sog.claim(3, 'w3')}),
+	'42501', 'the scoped role is still refused other consumers');
+is(sqlstate('old', 'up_scoped', q{SELECT sog.owner_check(1, 3)}), 'ok', 'and may act on its own');
+is(sqlstate('old', 'up_ops', q{SELECT sog.apply(1, 3, '400', '\x00')}), '42501', 'the operator cannot apply');
+is(sqlstate('old', 'up_app', q{SELECT sog.set_retention(keep_positions => 10)}), '42501',
+	'a consumer cannot set retention');
+is(sqlstate('old', 'up_ops', q{SELECT sog.set_retention(consumer => 'up-a', keep_positions => 100)}), 'ok',
+	'the operator can');
+is($node->safe_psql('old', q{SET ROLE up_ops; SELECT sog.prune_due(1)}), '201',
+	'and prunes the upgraded receipts by the policy (1..201 of 1..301)');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply(1, 4, '7', @{[sprintf($d, "'7'")]})}),
+	'f', 'a pruned position is still a duplicate');
+is($node->safe_psql('old', q{SELECT count(*) FROM sog.receipt WHERE created_at IS NULL}), '0',
+	'receipts written before the update have a created_at');
+
+#
+# the same objects as a fresh install
+#
+$node->safe_psql(
+	'fresh', q{
+CREATE EXTENSION stream_offset_guard;
+SELECT sog.grant_consumer('up_app');
+SELECT sog.grant_consumer('up_scoped', 'up-a');
+SELECT sog.grant_operator('up_ops');
+});
+
+# one line per extension object: its identity and its definition, with its
+# ACL and comment; tables add columns, constraints, indexes and triggers
+my $objects = q{
+WITH m AS (
+	SELECT d.classid, d.objid, pg_describe_object(d.classid, d.objid, 0) AS what
+	  FROM pg_depend d
+	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'stream_offset_guard'))
+SELECT m.what || ' | ' || coalesce(
+	CASE m.classid
+	WHEN 'pg_proc'::regclass THEN
+		(SELECT CASE WHEN p.prokind = 'a' THEN (SELECT format('aggregate %s %s %s %s %s %s', a.aggkind, a.aggtransfn::regproc, a.aggfinalfn::regproc, a.aggcombinefn::regproc, a.aggsortop::regoperator, a.aggtranstype::regtype) FROM pg_aggregate a WHERE a.aggfnoid = p.oid)
+		             ELSE pg_get_functiondef(p.oid) END || ' acl ' || coalesce(p.proacl::text, '-')
+		   FROM pg_proc p WHERE p.oid = m.objid)
+	WHEN 'pg_class'::regclass THEN
+		(SELECT c.relkind::text || ' acl ' || coalesce(c.relacl::text, '-') || ' ' ||
+		        coalesce(pg_get_viewdef(c.oid), '') ||
+		        coalesce((SELECT string_agg(format('%s %s %s %s %s', a.attname, format_type(a.atttypid, a.atttypmod),
+		                                           a.attnotnull, a.attidentity, pg_get_expr(ad.adbin, ad.adrelid)),
+		                                    ', ' ORDER BY a.attnum)
+		                    FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+		                   WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '') || ' ' ||
+		        coalesce((SELECT string_agg(x.conname || ' ' || pg_get_constraintdef(x.oid), ', ' ORDER BY x.conname)
+		                    FROM pg_constraint x WHERE x.conrelid = c.oid), '') || ' ' ||
+		        coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ', ' ORDER BY 1)
+		                    FROM pg_index i WHERE i.indrelid = c.oid), '') || ' ' ||
+		        coalesce((SELECT string_agg(pg_get_triggerdef(t.oid), ', ' ORDER BY t.tgname)
+		                    FROM pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal), '')
+		   FROM pg_class c WHERE c.oid = m.objid)
+	WHEN 'pg_type'::regclass THEN
+		(SELECT t.typtype::text || ' ' || coalesce((SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder)
+		                                        FROM pg_enum e WHERE e.enumtypid = t.oid), '')
+		   FROM pg_type t WHERE t.oid = m.objid)
+	ELSE '' END, '') || ' | ' || coalesce(obj_description(m.objid, m.classid::regclass::name), '-')
+  FROM m ORDER BY m.what};
+my $fresh = $node->safe_psql('fresh', $objects);
+my $upgraded = $node->safe_psql('old', $objects);
+cmp_ok(scalar(split /\n/, $fresh), '>', 100, 'the catalog comparison sees the extension\'s objects');
+# objects are separated by the line "|| <what> ||" so that a difference names them
+my %fresh = map { $_ => 1 } split /\n(?=[a-z ]+ sog\.|[a-z ]+ "?[a-z_]+"? of )/, $fresh;
+my %upgraded = map { $_ => 1 } split /\n(?=[a-z ]+ sog\.|[a-z ]+ "?[a-z_]+"? of )/, $upgraded;
+is_deeply([ sort grep { !$fresh{$_} } keys %upgraded ], [], 'an upgraded 1.0 has no object a fresh 1.1 lacks or defines otherwise');
+is_deeply([ sort grep { !$upgraded{$_} } keys %fresh ], [], 'and lacks none: the same definitions, ACLs and comments');
+is($node->safe_psql('old', $privileges), $node->safe_psql('fresh', $privileges),
+	'and every role has the same privileges in both');
+# pg_dump of the upgraded database restores into a fresh 1.1
+my $dump = $node->basedir . '/old.dump';
+command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('old'), '-f', $dump ], 'pg_dump of the upgraded database');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), $dump ],
+	'restores into a new database (the extension created at 1.1)');
+is($node->safe_psql('restored', $tables), $node->safe_psql('old', $tables), 'with the same rows');
+is($node->safe_psql('restored', q{SELECT count(*) FROM sog.retention}), '1', 'and the retention policy');
+
+SogTest::storage_verifies($node, $_) for qw(old fresh restored);
+$node->stop;
+done_testing();
