@@ -75,3 +75,6 @@ tour:
 # The benchmark: baselines and the extension side by side in one run.
 bench:
 	bash bench/run.sh
+
+# Source tarball (PGXN), Debian package, and the package test.
+include packaging.mk
