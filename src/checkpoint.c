@@ -498,9 +498,9 @@ sog_checkpoint_set_token(SogCheckpoint *cp, char *token)
 typedef struct Changes
 {
 	int			n;
-	AttrNumber	att[CP_NCOLS];
-	Datum		values[CP_NCOLS];
-	bool		isnull[CP_NCOLS];
+	AttrNumber	att[CP_NATTS];
+	Datum		values[CP_NATTS];
+	bool		isnull[CP_NATTS];
 } Changes;
 
 static void
@@ -535,6 +535,7 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	const AttrNumber *att = sog_checkpoint_attnums(rel);
 	const SogCpMutable *o = &cp->orig;
 	Changes		c;
+	int			before;
 	SogWriter	w;
 
 	c.n = 0;
@@ -548,7 +549,12 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	if (cp->read_count_isnull != o->read_count_isnull ||
 		(!cp->read_count_isnull && cp->read_count != o->read_count))
 		change(&c, att[CP_READ_COUNT], Int64GetDatum(cp->read_count), cp->read_count_isnull);
+	before = c.n;
 	change_pos(&c, att[CP_APPLIED_POSITION], cp->applied_position, o->applied_position);
+	/* when the applied position last moved (1.1; what monitoring reads) */
+	if (c.n > before && att[CP_APPLIED_AT] != InvalidAttrNumber)
+		change(&c, att[CP_APPLIED_AT],
+			   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
 	change_pos(&c, att[CP_PRUNE_HORIZON], cp->prune_horizon, o->prune_horizon);
 	change_pos(&c, att[CP_RECEIPTS_THROUGH], cp->receipts_through, o->receipts_through);
 	if (cp->state != o->state)

@@ -40,6 +40,7 @@
 
 #include "access/table.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -164,15 +165,23 @@ make_bytea(const void *data, size_t len)
  */
 static void
 store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
-			const SogReceiptRun *run, int lo, int hi, bool dense)
+			const SogReceiptRun *run, int lo, int hi, bool dense,
+			const Datum *created_at)
 {
-	AttrNumber	atts[RC_NCOLS];
-	Datum		values[RC_NCOLS];
-	bool		isnull[RC_NCOLS] = {false, false, false, false, false, false};
+	AttrNumber	atts[RC_NATTS];
+	Datum		values[RC_NATTS];
+	bool		isnull[RC_NATTS] = {false};
+	int			ncols = RC_NCOLS;
 	int			i;
 
 	for (i = 0; i < RC_NCOLS; i++)
 		atts[i] = att[i];
+	if (created_at && att[RC_CREATED_AT] != InvalidAttrNumber)
+	{
+		atts[ncols] = att[RC_CREATED_AT];
+		values[ncols] = *created_at;
+		ncols++;
+	}
 	values[RC_CHECKPOINT_ID] = Int64GetDatum(checkpoint_id);
 	values[RC_FIRST_POSITION] = PointerGetDatum(run->positions[lo]);
 	values[RC_LAST_POSITION] = PointerGetDatum(run->positions[hi - 1]);
@@ -198,7 +207,7 @@ store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
 	}
 	values[RC_DIGESTS] = PointerGetDatum(make_bytea(run->digests + (size_t) lo * SOG_DIGEST_LEN,
 													(size_t) (hi - lo) * SOG_DIGEST_LEN));
-	sog_writer_insert(w, RC_NCOLS, atts, values, isnull);
+	sog_writer_insert(w, ncols, atts, values, isnull);
 }
 
 /*
@@ -233,6 +242,13 @@ run_is_dense(const SogReceiptRun *run)
 void
 sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 {
+	sog_receipt_run_store_at(checkpoint_id, run, NULL);
+}
+
+void
+sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
+						 const Datum *created_at)
+{
 	int			lo = 0;
 	bool		dense = run_is_dense(run);
 	Relation	rel;
@@ -260,7 +276,7 @@ sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
 			bytes += add;
 			hi++;
 		}
-		store_chunk(&w, att, checkpoint_id, run, lo, hi, dense);
+		store_chunk(&w, att, checkpoint_id, run, lo, hi, dense, created_at);
 		lo = hi;
 	}
 	sog_writer_end(&w);
@@ -427,17 +443,35 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
 	dropped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										  SPI_tuptable->tupdesc, 1, &isnull));
 
-	/* the one run that straddles it, if any: keep its upper part */
-	sog_exec("DELETE FROM sog.receipt "
+	/*
+	 * The one run that straddles it, if any: keep its upper part, written
+	 * when the run was (1.1's created_at is what interval policies and
+	 * monitoring read; the whole row carries it without naming it, so the
+	 * query is the same before the update).
+	 */
+	sog_exec("DELETE FROM sog.receipt r "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			  "AND first_position OPERATOR(pg_catalog.<=) $2 "
 			  "AND last_position OPERATOR(pg_catalog.>) $2 "
-			  "RETURNING first_position, n, positions, digests",
+			  "RETURNING first_position, n, positions, digests, r",
 			  2, types, values, NULL, false);
 	if (SPI_processed > 1)
 		report_corrupt_run(NULL, 0, "receipt rows of one checkpoint overlap");
 	if (SPI_processed == 1)
 	{
+		Datum		created_at = (Datum) 0;
+		bool		have_created_at = false;
+		Datum		row = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull);
+		AttrNumber	att;
+		Relation	rel = table_open(sog_receipt_relid(), AccessShareLock);
+
+		att = sog_receipt_attnums(rel)[RC_CREATED_AT];
+		table_close(rel, NoLock);
+		if (!isnull && att != InvalidAttrNumber)
+		{
+			created_at = GetAttributeByNum(DatumGetHeapTupleHeader(row), att, &isnull);
+			have_created_at = !isnull;
+		}
 		decode_run(0, &run);
 		sog_receipt_run_init(&kept, run.n);
 		for (i = 0; i < run.n; i++)
@@ -448,7 +482,7 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
 				sog_receipt_run_add(&kept, run.positions[i],
 									run.digests + (size_t) i * SOG_DIGEST_LEN);
 		}
-		sog_receipt_run_store(checkpoint_id, &kept);
+		sog_receipt_run_store_at(checkpoint_id, &kept, have_created_at ? &created_at : NULL);
 	}
 	return dropped;
 }

@@ -177,6 +177,9 @@ extern bool sog_receipt_run_find(const SogReceiptRun *run,
 
 /* Store a run as receipt rows (through the executor); runs inside SPI. */
 extern void sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run);
+/* the same, with the rows' created_at (1.1) given: a pruned run's remainder */
+extern void sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
+									 const Datum *created_at);
 
 /*
  * Look up the stored receipt of pos; true and its digest if there is one.

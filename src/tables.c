@@ -42,16 +42,18 @@
 
 #include "tables.h"
 
-static const char *const cp_names[CP_NCOLS] = {
+static const char *const cp_names[CP_NATTS] = {
 	"id", "consumer", "stream", "partition", "criticality", "provider",
 	"query_scope", "source_identity", "generation", "owner",
 	"provider_token", "source_cursor", "read_base", "read_hash",
 	"read_count", "applied_position", "prune_horizon", "receipts_through",
-	"state", "updated_at", "claimed_at"
+	"state", "updated_at", "claimed_at",
+	"applied_at"
 };
 
-static const char *const rc_names[RC_NCOLS] = {
-	"checkpoint_id", "first_position", "last_position", "n", "positions", "digests"
+static const char *const rc_names[RC_NATTS] = {
+	"checkpoint_id", "first_position", "last_position", "n", "positions", "digests",
+	"created_at"
 };
 
 static struct
@@ -63,8 +65,8 @@ static struct
 	Oid			position_type;
 	bool		cp_valid;		/* cp_att describes checkpoint_rel now */
 	bool		rc_valid;
-	AttrNumber	cp_att[CP_NCOLS];
-	AttrNumber	rc_att[RC_NCOLS];
+	AttrNumber	cp_att[CP_NATTS];
+	AttrNumber	rc_att[RC_NATTS];
 	SPIPlanPtr	plans[SOG_NPLANS];
 } tables;
 
@@ -202,9 +204,14 @@ sog_position_type(void)
 	return tables.position_type;
 }
 
-/* Find each of names in rel's current tuple descriptor. */
+/*
+ * Find each of names in rel's current tuple descriptor: the first nrequired
+ * must be there; the others (later versions' timestamptz columns) are
+ * InvalidAttrNumber when missing or of another type.
+ */
 static void
-find_attnums(Relation rel, const char *const *names, int n, AttrNumber *att)
+find_attnums(Relation rel, const char *const *names, int nrequired, int n,
+			 AttrNumber *att)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
@@ -219,11 +226,12 @@ find_attnums(Relation rel, const char *const *names, int n, AttrNumber *att)
 
 			if (!attr->attisdropped && strcmp(NameStr(attr->attname), names[i]) == 0)
 			{
-				att[i] = attr->attnum;
+				if (i < nrequired || attr->atttypid == TIMESTAMPTZOID)
+					att[i] = attr->attnum;
 				break;
 			}
 		}
-		if (att[i] == InvalidAttrNumber)
+		if (att[i] == InvalidAttrNumber && i < nrequired)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("column %s.%s is missing", RelationGetRelationName(rel), names[i]),
@@ -238,7 +246,7 @@ sog_checkpoint_attnums(Relation rel)
 	Assert(RelationGetRelid(rel) == tables.checkpoint_rel);
 	if (!tables.cp_valid)
 	{
-		find_attnums(rel, cp_names, CP_NCOLS, tables.cp_att);
+		find_attnums(rel, cp_names, CP_NCOLS, CP_NATTS, tables.cp_att);
 		tables.cp_valid = true;
 	}
 	return tables.cp_att;
@@ -250,7 +258,7 @@ sog_receipt_attnums(Relation rel)
 	Assert(RelationGetRelid(rel) == tables.receipt_rel);
 	if (!tables.rc_valid)
 	{
-		find_attnums(rel, rc_names, RC_NCOLS, tables.rc_att);
+		find_attnums(rel, rc_names, RC_NCOLS, RC_NATTS, tables.rc_att);
 		tables.rc_valid = true;
 	}
 	return tables.rc_att;

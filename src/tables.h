@@ -38,7 +38,9 @@ typedef enum SogCpCol
 	CP_STATE,
 	CP_UPDATED_AT,
 	CP_CLAIMED_AT,
-	CP_NCOLS
+	CP_NCOLS,					/* the columns above are required */
+	CP_APPLIED_AT = CP_NCOLS,	/* 1.1; InvalidAttrNumber before the update */
+	CP_NATTS
 } SogCpCol;
 
 /* Columns of sog.receipt. */
@@ -50,7 +52,9 @@ typedef enum SogRcCol
 	RC_N,
 	RC_POSITIONS,
 	RC_DIGESTS,
-	RC_NCOLS
+	RC_NCOLS,					/* the columns above are required */
+	RC_CREATED_AT = RC_NCOLS,	/* 1.1; InvalidAttrNumber before the update */
+	RC_NATTS
 } SogRcCol;
 
 /* Plans kept across calls (prepared once, re-prepared after re-creation). */
@@ -78,7 +82,12 @@ extern Oid	sog_position_type(void);
 /*
  * Attribute numbers of the columns above in rel (open and locked), as the
  * relcache describes it now: recomputed after any invalidation of rel.
- * Raises 55000 naming the column if the table owner dropped one.
+ * Raises 55000 naming the column if the table owner dropped a required
+ * one.  A column a later version added (CP_APPLIED_AT, RC_CREATED_AT, both
+ * timestamptz) is InvalidAttrNumber while the extension is at an older
+ * version (the module is newer than the installed SQL until ALTER
+ * EXTENSION UPDATE) or when it is not a timestamptz column: the store then
+ * leaves it to its default.
  */
 extern const AttrNumber *sog_checkpoint_attnums(Relation rel);
 extern const AttrNumber *sog_receipt_attnums(Relation rel);

@@ -123,8 +123,12 @@ SELECT sog.begin_recovery(1, :g, 'T3', NULL, '250', true);
 });
 
 # the state, as fingerprints of every table of 1.0
-my $tables = q{
-SELECT 'checkpoint', count(*), md5(string_agg(c::text, '|' ORDER BY id)) FROM sog.checkpoint c
+# (sog.checkpoint by its 1.0 columns: 1.1 adds applied_at)
+my $cp_columns = $node->safe_psql('old',
+	q{SELECT string_agg('c.' || quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+	   WHERE attrelid = 'sog.checkpoint'::regclass AND attnum > 0 AND NOT attisdropped});
+my $tables = qq{
+SELECT 'checkpoint', count(*), md5(string_agg(ROW($cp_columns)::text, '|' ORDER BY id)) FROM sog.checkpoint c
 UNION ALL SELECT 'receipts', count(*), md5(string_agg(r::text, '|' ORDER BY r.checkpoint_id, r."position"))
   FROM (SELECT c.id AS checkpoint_id, x.* FROM sog.checkpoint c, sog.receipts(c.id) x) r
 UNION ALL SELECT 'receipt rows', count(*), md5(string_agg((r.checkpoint_id, r.first_position, r.last_position, r.n, r.positions, r.digests)::text, '|' ORDER BY r.checkpoint_id, r.last_position)) FROM sog.receipt r
@@ -183,7 +187,7 @@ my @gained = grep { !$old{$_} } split /\n/, $privileges_after;
 is_deeply(\@gained, [
 		'up_ops sog.checkpoint_metrics SELECT',
 		'up_ops sog.prune_due() EXECUTE',
-		'up_ops sog.prune_due(bigint) EXECUTE',
+		'up_ops sog.prune_due(bigint,bigint) EXECUTE',
 		'up_ops sog.retention_due SELECT',
 		'up_ops sog.retention_horizon(bigint) EXECUTE',
 		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
@@ -231,6 +235,8 @@ is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply(1, 4, '7', @{[sp
 	'f', 'a pruned position is still a duplicate');
 is($node->safe_psql('old', q{SELECT count(*) FROM sog.receipt WHERE created_at IS NULL}), '0',
 	'receipts written before the update have a created_at');
+is($node->safe_psql('old', q{SELECT string_agg(id || ':' || (applied_at IS NOT NULL), ' ' ORDER BY id) FROM sog.checkpoint}),
+	'1:true 2:true 3:true 4:false 5:true', 'checkpoints that applied anything have an applied_at');
 
 #
 # the same objects as a fresh install

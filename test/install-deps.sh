@@ -24,6 +24,11 @@
 #                             test) and `openssl speed`
 #   python3, python3-psycopg  the README's Python example
 #                             (examples/python/check_sink.py)
+#   postgresql-15-cron        pg_cron, for t/007_pg_cron_retention.pl
+#   prometheus-postgres-exporter  the exporter t/008_exporter.pl scrapes
+#   prometheus                promtool, which checks monitoring/alerts.yml
+#                             and runs its unit tests (no server is started:
+#                             test/lib.sh keeps services from starting)
 # runuser (util-linux) is essential on Debian and always present.
 
 set -euo pipefail
@@ -31,7 +36,8 @@ set -euo pipefail
 case "${1:-all}" in
 	all)
 		pkgs=(make gcc perl postgresql-15 postgresql-server-dev-15 libipc-run-perl
-			clang libclang-rt-14-dev llvm-14 libssl-dev openssl python3 python3-psycopg)
+			clang libclang-rt-14-dev llvm-14 libssl-dev openssl python3 python3-psycopg
+			postgresql-15-cron prometheus-postgres-exporter prometheus)
 		;;
 	fuzz)
 		pkgs=(clang libclang-rt-14-dev llvm-14)

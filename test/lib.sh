@@ -61,9 +61,21 @@ sog_install_packages() {
 		return 1
 	fi
 	echo "packages: installing ${missing[*]}"
+	# Packages must not start their services (the system's PostgreSQL
+	# cluster, the exporter on port 9187): the tests start their own, on
+	# loopback or a socket.  Debian asks /usr/sbin/policy-rc.d; exit 101
+	# means "do not start".  One already there (containers have one) stays.
+	local rc=0 policy=
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\n# test/lib.sh: no service starts while the tests install packages\nexit 101\n' |
+			sog_as_root tee "$policy" >/dev/null && sog_as_root chmod 755 "$policy"
+	fi
 	sog_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
 		sog_as_root env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+			apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || rc=$?
+	[ -z "$policy" ] || sog_as_root rm -f "$policy"
+	return $rc
 }
 
 # The bindir of PostgreSQL major $1 (default 15), from its pg_config.

@@ -301,6 +301,17 @@ fi
 
 # The benchmark's scripts, once each for about a second against the test
 # cluster: they must not rot.  No timing is asserted.
+# The example alert rules: promtool (Debian's prometheus) checks their
+# syntax and runs their unit tests (monitoring/alerts_test.yml).
+say "alerts"
+if ! command -v promtool >/dev/null 2>&1; then
+	suite_result alerts failed "promtool is missing: test/install-deps.sh installs prometheus"
+elif (cd "$srcdir/monitoring" && promtool check rules alerts.yml && promtool test rules alerts_test.yml); then
+	suite_result alerts passed
+else
+	suite_result alerts failed
+fi
+
 say "bench smoke"
 if [ "$server_up" != 1 ]; then
 	suite_result bench-smoke failed "not run: $no_server"

@@ -136,5 +136,43 @@ SELECT consumer, "partition", state, applied_position, lag, open_gaps,
   FROM sog.checkpoint_metrics WHERE consumer LIKE 'retention-%' ORDER BY checkpoint_id;
 SELECT p, sog.position_predecessor(p::sog.position) AS below
   FROM unnest(ARRAY['0', '1', '100', '5-0', '5-3', '1-0-0', '7-10']) p;
+
+--
+-- 9. Bounded prunes, and what a prune must not reset: a receipt row's
+-- created_at (a pruned row's remainder keeps it) and the checkpoint's
+-- applied_at (seconds_since_apply does not move when receipts go).
+--
+SELECT id AS m FROM sog.register('retention-chunks', 'orders', '0') \gset
+SELECT generation AS gm FROM sog.claim(:m, 'w') \gset
+SELECT count(*) AS batches
+  FROM generate_series(0, 9) b, LATERAL pg_temp.apply_batch(:m, :gm, pg_temp.range(b * 100 + 1, b * 100 + 100)) x;
+UPDATE sog.receipt SET created_at = now() - interval '3 hours' WHERE checkpoint_id = :m;
+UPDATE sog.checkpoint SET applied_at = now() - interval '10 minutes' WHERE id = :m;
+SELECT sog.set_retention(checkpoint_id => :m, keep_positions => 0);
+-- at most 150 receipts, in whole rows: two rows of 100
+SELECT sog.prune_due(:m, 150) AS first_chunk, (pg_temp.kept(:m)).*;
+SELECT sog.prune_due(:m, 150) AS second_chunk, (pg_temp.kept(:m)).*;
+SELECT q.ord, e.state, e.message
+  FROM (VALUES (1, $$SELECT sog.prune_due($1, 0)$$), (2, $$SELECT sog.prune_due($1, -5)$$)) AS q(ord, sql),
+       LATERAL pg_temp.err(q.sql, :m) e ORDER BY q.ord;
+-- a prune through the middle of a row: the rest keeps its created_at
+SELECT sog.prune_receipts(:m, '450') AS through_a_row;
+SELECT first_position, last_position, n, created_at < now() - interval '2 hours' AS still_old
+  FROM sog.receipt WHERE checkpoint_id = :m ORDER BY last_position LIMIT 2;
+-- everything else, in chunks, from the procedure
+SET client_min_messages = warning;
+CALL sog.prune_due();
+RESET client_min_messages;
+SELECT (pg_temp.kept(:m)).*;
+SELECT seconds_since_apply >= 600 AS still_ten_minutes, receipts
+  FROM sog.checkpoint_metrics WHERE checkpoint_id = :m;
+SELECT pg_temp.apply_batch(:m, :gm, '{1001}') AS new_apply;
+SELECT seconds_since_apply < 60 AS applied_now, applied_at IS NOT NULL AS recorded
+  FROM sog.checkpoint_metrics m JOIN sog.checkpoint c ON c.id = m.checkpoint_id WHERE m.checkpoint_id = :m;
+SELECT applied_at AS applied_at_1001 FROM sog.checkpoint WHERE id = :m \gset
+SELECT pg_temp.apply_batch(:m, :gm, '{1001}') AS replay;
+SELECT applied_at = :'applied_at_1001'::timestamptz AS replay_leaves_applied_at
+  FROM sog.checkpoint WHERE id = :m;
+
 SELECT sog.set_retention(keep_positions => NULL);
 DELETE FROM sog.retention;
