@@ -32,7 +32,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup position casts binary index hash halt \
 	register apply claim_halt gaps scenarios operators recovery receipts \
-	skew loss hostile identity access reconfigure writes retention
+	skew loss hostile identity access reconfigure writes retention model_findings
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
@@ -50,7 +50,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test fuzz demo tour bench
+.PHONY: test fuzz demo tour bench test-citus
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
 # pg_regress, isolation, TAP, fuzzing.
@@ -76,5 +76,10 @@ tour:
 bench:
 	bash bench/run.sh
 
-# Source tarball (PGXN), Debian package, and the package test.
+# The guard on Citus: a coordinator and two workers, faults across nodes
+# (test/citus/README.md).
+test-citus:
+	bash test/citus/run.sh
+
+# Source tarball (PGXN) and Debian package targets.
 include packaging.mk

@@ -294,7 +294,7 @@ BEGIN
 		END LOOP;
 		checkpoints := checkpoints OPERATOR(pg_catalog.+) 1;
 	END LOOP;
-	RAISE NOTICE 'sog.prune_due: % receipts dropped from % checkpoints', total, checkpoints;
+	RAISE NOTICE '% receipts pruned from % checkpoints', total, checkpoints;
 END
 $$;
 COMMENT ON PROCEDURE sog.prune_due() IS

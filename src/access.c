@@ -50,6 +50,7 @@
 #include "utils/snapmgr.h"
 
 #include "access.h"
+#include "tables.h"
 #include "sog.h"
 
 /* Owner of the installed extension (InvalidOid if not installed). */
@@ -266,6 +267,7 @@ sog_check_consumer_access(PG_FUNCTION_ARGS)
 				 errmsg("cannot register a checkpoint during recovery"),
 				 errdetail("This server is a standby: checkpoints, receipts and gaps change only on the primary."),
 				 errhint("Connect the consumer to the primary.")));
+	sog_tables_refresh();		/* sog.role_grant must be this node's */
 	sog_check_access(0, consumer, SOG_ACCESS_CONSUMER);
 	PG_RETURN_VOID();
 }

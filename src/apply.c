@@ -114,37 +114,35 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 }
 
 /*
- * Before the first event above the read cursor: were all the records the
- * worker said it held in (read_base, cursor] applied?  note_read recorded
- * their number; receipts already stored in (read_base, applied] and this
- * call's new events up to the cursor must make it up, else the call would
- * skip records that were read (and, after a handoff, verified): SG004.
- * Nothing is checked when the count is unknown (NULL): positions may be
- * sparse, so only the count can tell.
+ * The read boundary (read_base, cursor] closes in this call (an event at or
+ * above the cursor): were exactly the records the worker noted applied?
+ * The receipts already stored above read_base and this call's events in the
+ * boundary (pos[first..first+k)) must hash to the boundary's hash (or, with
+ * no hash, make up its count), else the call would skip records that were
+ * read (and, after a handoff, verified): SG004.  Positions may be sparse,
+ * so only the hash (or the count) can tell.
  */
 static void
-check_boundary_applied(const SogCheckpoint *cp, const SogPosition *pos,
-					   int64 new_in_boundary)
+check_boundary_applied(const SogCheckpoint *cp, SogPosition *at,
+					   SogPosition **pos, const uint8 **dig, int first, int k)
 {
-	int64		stored = 0;
+	int64		found;
 
-	if (cp->prune_horizon &&
-		sog_position_cmp_nullable(cp->prune_horizon, cp->read_base) > 0)
-		return;					/* receipts of the boundary were pruned: cannot count */
-	if (cp->orig.applied_position != NULL &&
-		sog_position_cmp_nullable(cp->orig.applied_position, cp->read_base) > 0)
-		stored = sog_receipt_count(cp->id, cp->read_base, cp->orig.applied_position);
-	if (stored + new_in_boundary >= cp->read_count)
+	if (sog_boundary_applied(cp, cp->orig.applied_position, k, pos + first, dig + first, &found))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_GAP_PENDING),
 			 errmsg("position %s would skip records read before it on checkpoint " INT64_FORMAT,
-					sog_pos_str(pos), cp->id),
+					sog_pos_str(at), cp->id),
+			 cp->read_hash ?
+			 errdetail("The read boundary (%s, %s] was noted with %s records and a buffer hash; the " INT64_FORMAT " records applied in it do not hash to it.",
+					   cp->read_base ? sog_pos_str(cp->read_base) : "start",
+					   sog_pos_str(cp->source_cursor),
+					   cp->read_count_isnull ? "its" : psprintf(INT64_FORMAT, cp->read_count), found) :
 			 errdetail("The read boundary (%s, %s] holds " INT64_FORMAT " records, but only " INT64_FORMAT " of them are applied.",
 					   cp->read_base ? sog_pos_str(cp->read_base) : "start",
-					   sog_pos_str(cp->source_cursor), cp->read_count,
-					   stored + new_in_boundary),
-			 errhint("Apply the records after %s first (resume from the resume_from of sog.claim(), not from the read cursor); if they are gone, report the loss with sog.report_gap().",
+					   sog_pos_str(cp->source_cursor), cp->read_count, found),
+			 errhint("Apply every record after %s that was noted as read (resume from the resume_from of sog.claim(), not from the read cursor); if some are gone, report the loss with sog.report_gap().",
 					 sog_pos_str(cp->orig.applied_position))));
 }
 
@@ -160,9 +158,9 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	SogReceiptRun run;
 	SogReceiptRun probe;
 	SogPosition *applied = cp->applied_position;
-	bool		boundary = !cp->read_count_isnull && cp->read_count > 0 &&
+	bool		boundary = (cp->read_hash != NULL || !cp->read_count_isnull) &&
 		sog_position_cmp_nullable(cp->source_cursor, applied) > 0;
-	int64		new_in_boundary = 0;
+	int			in_boundary = -1;	/* index of this call's first event in it */
 	int			i;
 
 	sog_receipt_run_init(&run, n);
@@ -177,13 +175,20 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 		}
 		if (cp->state != SOG_STATE_RUNNING)
 			sog_report_gap_pending(cp, pos[i]);
-		if (boundary && sog_position_cmp(pos[i], cp->source_cursor) > 0)
+		if (boundary)
 		{
-			check_boundary_applied(cp, pos[i], new_in_boundary);
-			boundary = false;
+			int			c = sog_position_cmp(pos[i], cp->source_cursor);
+
+			if (in_boundary < 0)
+				in_boundary = i;
+			if (c >= 0)
+			{
+				/* the boundary closes here: exactly its records applied */
+				check_boundary_applied(cp, pos[i], pos, dig, in_boundary,
+									   i - in_boundary + (c == 0 ? 1 : 0));
+				boundary = false;
+			}
 		}
-		else if (boundary)
-			new_in_boundary++;
 		if (cp->receipts_through &&
 			sog_position_cmp(pos[i], cp->receipts_through) <= 0)
 			result[i] = apply_above_recovered(cp, &run, n - i, pos[i], dig[i], &probe);

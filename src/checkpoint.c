@@ -363,6 +363,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 	bool		found;
 
 	sog_tables_refresh();
+	sog_citus_use_2pc();
 
 	/* every caller changes state: refuse where the executor would */
 	if (RecoveryInProgress())
@@ -379,6 +380,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 				 errhint("Run the sink transaction as READ WRITE.")));
 
 	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
+	sog_tables_check_placement();	/* a conversion we waited for */
 	att = sog_checkpoint_attnums(rel);
 	slot = table_slot_create(rel, NULL);
 	found = find_row(rel, id, slot);

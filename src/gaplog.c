@@ -22,6 +22,7 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/timestamp.h"
 
 #include "access.h"
 #include "store.h"
@@ -161,23 +162,30 @@ sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
 }
 
 int64
-sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
+sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
+				 const TimestampTz *since)
 {
-	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
+	Oid			types[4] = {INT8OID, sog_position_type(), sog_position_type(), TIMESTAMPTZOID};
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 	bool		isnull;
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
 	POS_ARG(to, 2);
+	values[3] = (Datum) 0;
+	if (since)
+		values[3] = TimestampTzGetDatum(*since);
+	else
+		nulls[3] = 'n';
 	sog_exec("SELECT id FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND ($4 IS NULL AND resolved_at IS NULL OR detected_at OPERATOR(pg_catalog.>=) $4) "
 			  "AND (from_position IS NULL OR "
 			  "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
 			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
 			  "ORDER BY id DESC LIMIT 1",
-			  3, types, values, nulls, true);
+			  4, types, values, nulls, true);
 	if (SPI_processed == 0)
 		return 0;
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],

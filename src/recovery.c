@@ -678,6 +678,25 @@ promote_cas(const SogRecovery *r, SogCheckpoint *cp, char *successor,
 }
 
 /*
+ * A page that takes the applied position to or past the read cursor closes
+ * the worker's read boundary: the records applied in it (the attempt's
+ * receipts are stored) must be exactly those noted, as sog.apply checks;
+ * else promoting would skip a noted record the page lacks (model/README.md,
+ * F1): the answer is unresolved until the worker applies its buffer.  A page
+ * that stays below the cursor leaves the boundary for later.
+ */
+static bool
+page_closes_boundary(const SogRecovery *r, const SogCheckpoint *cp)
+{
+	int64		found;
+
+	if (sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0 ||
+		sog_position_cmp_nullable(r->advance_through, cp->source_cursor) < 0)
+		return true;
+	return sog_boundary_applied(cp, cp->source_cursor, 0, NULL, NULL, &found);
+}
+
+/*
  * SQL function: sog.promote(recovery_id bigint, successor_token text,
  *	   page_last sog.position) -> TABLE(promoted boolean, generation bigint,
  *	   applied_position sog.position, provider_token text, reason text)
@@ -709,7 +728,7 @@ sog_promote(PG_FUNCTION_ARGS)
 	if (promote_concluded(&r, successor, &out))
 		;						/* answered again */
 	else if (strcmp(r.state, "failed") == 0 || cp.state != SOG_STATE_RUNNING ||
-			 sog_gap_count_open(cp.id) > 0)
+			 sog_gap_count_open(cp.id) > 0 || !page_closes_boundary(&r, &cp))
 		out.reason = "unresolved";	/* an unverified or unresolved gap */
 	else if (sog_position_cmp_nullable(page_last, r.last_position) != 0)
 		out.reason = "page_incomplete";

@@ -206,6 +206,20 @@ typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest
 extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 							 const SogPosition *to, SogReceiptEmit emit, void *arg);
 
+/*
+ * At the close of a read boundary (the applied position reaches or passes
+ * its cursor): are the records applied in (read_base, cursor] exactly those
+ * the worker noted?  With the boundary's hash: the buffer hash of their
+ * receipts (stored ones through stored_through, then this call's nextra
+ * events, in order) equals it; without one, their number is at least the
+ * noted count.  True when nothing can be checked (no hash and no count, or
+ * the boundary's receipts were pruned).  *found is how many records were
+ * folded (-1 when nothing was checked).  Runs inside SPI.
+ */
+extern bool sog_boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
+								 int nextra, SogPosition *const *extra_pos,
+								 const uint8 *const *extra_dig, int64 *found);
+
 /* ----------------------------------------------------------- gaplog.c */
 
 /* Gaps and manifests; both return the new row's id.  Run inside SPI. */
@@ -225,12 +239,13 @@ extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
 extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
 
 /*
- * Newest open gap of a checkpoint that covers (from, to]: its from is at or
+ * Newest gap of a checkpoint that covers (from, to]: its from is at or
  * below from (NULL: the start) and its to at or above to (NULL: unbounded).
- * 0 if none.
+ * With since NULL only open gaps count; with since, every gap detected at
+ * or after it, resolved or not.  0 if none.
  */
 extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
-							  const SogPosition *to);
+							  const SogPosition *to, const TimestampTz *since);
 
 /* Number of open gaps of a checkpoint. */
 extern int64 sog_gap_count_open(int64 checkpoint_id);

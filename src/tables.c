@@ -36,6 +36,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "fmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -60,6 +61,10 @@ static struct
 {
 	bool		callback_registered;
 	bool		placement_checked;	/* no table of ours is distributed (Citus) */
+	bool		receipt_stale;	/* sog.receipt may have a new OID */
+	bool		citus_present;	/* as of the last placement check */
+	void		(*use_2pc) (void);	/* Citus' Use2PCForCoordinatedTransaction */
+	Oid			nsp;
 	Oid			checkpoint_rel;
 	Oid			receipt_rel;
 	Oid			position_type;
@@ -81,62 +86,125 @@ tables_relcache_callback(Datum arg, Oid relid)
 	if (relid == InvalidOid || relid == tables.checkpoint_rel)
 		tables.cp_valid = false;
 	if (relid == InvalidOid || relid == tables.receipt_rel)
+	{
 		tables.rc_valid = false;
+		tables.receipt_stale = true;
+	}
 	/* any relation: Citus invalidates the table it distributes */
 	tables.placement_checked = false;
 }
 
+/* One row of a query on the newest committed catalog state, as text. */
+static bool
+latest_row(const char *sql, Oid nsp, char **a, char **b)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(nsp)};
+	SPIPlanPtr	plan;
+	bool		found = false;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(sql, 1, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	if (SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							 true, false, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		MemoryContextSwitchTo(caller);
+		*a = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+		if (b)
+			*b = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		found = true;
+	}
+	MemoryContextSwitchTo(caller);
+	SPI_finish();
+	return found;
+}
+
 /*
- * Refuse to work on tables whose rows are not in the local heap: Citus'
- * create_distributed_table and create_reference_table accept the
- * extension's tables, after which their local heap is empty and the
- * executor (writer.c) and the row lock (checkpoint.c) would read and
- * write the wrong rows.  Checked again after any relcache invalidation
- * (Citus invalidates the table it distributes), so the cost is one catalog
- * scan of pg_extension after DDL, and one query of Citus' metadata only
- * where Citus is installed.
+ * Refuse to work where the extension's rows are not in this node's heap
+ * (Citus; docs/scaling.md):
+ *   - on a Citus worker: Citus propagates CREATE EXTENSION to the workers,
+ *     whose sog tables are empty copies, not the coordinator's state;
+ *   - on tables Citus has distributed or made reference tables
+ *     (create_distributed_table accepts sog.receipt, sog.provider,
+ *     sog.role_grant): their local heap is no longer where the rows are,
+ *     and the executor (writer.c) and the row lock (checkpoint.c) would
+ *     read and write the wrong ones.
+ * Read on the newest committed catalog state, whatever the isolation
+ * level, and checked again after any relcache invalidation (Citus
+ * invalidates the table it converts; a function that waited for the
+ * conversion's lock sees the invalidation when it gets the lock, and
+ * writers check again after opening their table).  Where Citus is not
+ * installed the cost is one catalog lookup of pg_extension after DDL.
  */
 static void
 check_placement(Oid nsp)
 {
-	Oid			citus = get_extension_oid("citus", true);
-	MemoryContext caller = CurrentMemoryContext;
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(nsp)};
+	char	   *group = NULL;
 	char	   *table = NULL;
 	char	   *method = NULL;
 
-	if (!OidIsValid(citus))
+	tables.citus_present = OidIsValid(get_extension_oid("citus", true));
+	if (!tables.citus_present)
 	{
 		tables.placement_checked = true;
 		return;
 	}
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT c.relname::text, p.partmethod::text "
-							  "FROM pg_catalog.pg_dist_partition p "
-							  "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.logicalrelid "
-							  "WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
-							  "ORDER BY c.relname LIMIT 1",
-							  1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
-		SPI_processed == 1)
-	{
-		MemoryContextSwitchTo(caller);
-		table = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-		method = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-	}
-	MemoryContextSwitchTo(caller);
-	SPI_finish();
-	if (table)
+	if (latest_row("SELECT groupid::text FROM pg_catalog.pg_dist_local_group",
+				   nsp, &group, NULL) &&
+		group && strcmp(group, "0") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("stream_offset_guard runs on the Citus coordinator only"),
+				 errdetail("This node is a Citus worker (group %s): its sog tables are an empty copy, not the coordinator's checkpoints and receipts.", group),
+				 errhint("Connect the consumer to the coordinator; its sink transaction reaches the workers through Citus.")));
+	if (latest_row("SELECT c.relname::text, p.partmethod::text "
+				   "FROM pg_catalog.pg_dist_partition p "
+				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.logicalrelid "
+				   "WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
+				   "ORDER BY c.relname LIMIT 1",
+				   nsp, &table, &method))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("table sog.%s is managed by Citus", table),
 				 errdetail("Its rows are on the worker nodes (%s), not in the coordinator's heap that the extension reads and writes under its row locks.",
 						   method && strcmp(method, "n") == 0 ? "a reference table" :
 						   "a distributed table"),
-				 errhint("Keep the extension's tables local to the coordinator: SELECT undistribute_table('sog.%s'); distribute the sink tables instead.",
-						 table)));
+				 errhint("Make it a local table of the coordinator again (docs/scaling.md, \"The way back\"); distribute the sink tables instead.")));
 	tables.placement_checked = true;
+}
+
+void
+sog_tables_check_placement(void)
+{
+	if (!tables.placement_checked && OidIsValid(tables.nsp))
+		check_placement(tables.nsp);
+}
+
+/*
+ * In a transaction that writes the extension's tables on a Citus
+ * coordinator, make Citus commit the sink rows it sends to workers by
+ * two-phase commit.  Citus uses one-phase commit when a transaction
+ * modified one worker only: it commits there before the coordinator's own
+ * commit record, so a crash in between (or a serialization failure at
+ * COMMIT) would keep the sink rows without the receipts that say they
+ * were applied, and the replay would insert them again.  With 2PC the
+ * workers prepare first and commit only after the coordinator committed.
+ * Citus resets the flag at the end of every transaction.
+ */
+void
+sog_citus_use_2pc(void)
+{
+	if (!tables.citus_present)
+		return;
+	if (tables.use_2pc == NULL)
+		tables.use_2pc = (void (*) (void))
+			load_external_function("$libdir/citus", "Use2PCForCoordinatedTransaction",
+								   true, NULL);
+	tables.use_2pc();
 }
 
 void
@@ -154,6 +222,18 @@ sog_tables_refresh(void)
 				 errhint("Run CREATE EXTENSION stream_offset_guard.")));
 	if (rel == tables.checkpoint_rel)
 	{
+		if (tables.receipt_stale)
+		{
+			/* sog.receipt alone re-created (or any relcache reset) */
+			tables.receipt_rel = get_relname_relid("receipt", nsp);
+			if (!OidIsValid(tables.receipt_rel))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+						 errdetail("Table sog.receipt does not exist."),
+						 errhint("Re-create the extension from a dump of its tables.")));
+			tables.receipt_stale = false;
+		}
 		if (!tables.placement_checked)
 			check_placement(nsp);
 		return;
@@ -172,6 +252,8 @@ sog_tables_refresh(void)
 	}
 	tables.checkpoint_rel = InvalidOid;
 	tables.cp_valid = tables.rc_valid = false;
+	tables.nsp = nsp;
+	tables.receipt_stale = false;
 	tables.receipt_rel = get_relname_relid("receipt", nsp);
 	tables.position_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 										   CStringGetDatum("position"),

@@ -53,6 +53,7 @@
 #include "utils/rel.h"
 
 #include "compat.h"
+#include "tables.h"
 #include "writer.h"
 
 /* The planned CHECK constraints of one table (see the header). */
@@ -146,6 +147,7 @@ sog_writer_begin(SogWriter *w, Relation rel, bool update,
 	RangeTblEntry *rte;
 	int			i;
 
+	sog_tables_check_placement();	/* a conversion we waited for */
 	memset(w, 0, sizeof(*w));
 	w->rel = rel;
 	w->update = update;
