@@ -38,7 +38,7 @@ ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \
 	recovery_claim_race recovery_commit_page_race notify_gap \
 	ddl_index_during_apply report_gap_race claim_timeout reconfigure_claim_race \
-	reindex_concurrently owner_ddl
+	reindex_concurrently owner_ddl register_no_wait
 ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso
 TAP_TESTS = 1
 
@@ -50,7 +50,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test fuzz demo tour bench test-citus
+.PHONY: test fuzz demo tour bench reliability test-citus
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
 # pg_regress, isolation, TAP, fuzzing.
@@ -75,6 +75,11 @@ tour:
 # The benchmark: baselines and the extension side by side in one run.
 bench:
 	bash bench/run.sh
+
+# Reliability under faults: the workload, the fault loops, the checker
+# (test/reliability/README.md); make test runs the short version.
+reliability:
+	bash test/reliability/run.sh
 
 # The guard on Citus: a coordinator and two workers, faults across nodes
 # (test/citus/README.md).

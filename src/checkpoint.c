@@ -331,6 +331,9 @@ read_row(TupleTableSlot *slot, const AttrNumber *att, int64 id, SogCheckpoint *c
 	cp->claimed_at_isnull = n[att[CP_CLAIMED_AT] - 1];
 	if (!cp->claimed_at_isnull)
 		cp->claimed_at = DatumGetTimestampTz(v[att[CP_CLAIMED_AT] - 1]);
+	cp->read_at_isnull = att[CP_READ_AT] == InvalidAttrNumber || n[att[CP_READ_AT] - 1];
+	if (!cp->read_at_isnull)
+		cp->read_at = DatumGetTimestampTz(v[att[CP_READ_AT] - 1]);
 #undef COL
 }
 
@@ -352,6 +355,7 @@ remember(SogCheckpoint *cp)
 	cp->orig.state = cp->state;
 	cp->token_changed = false;
 	cp->claimed = false;
+	cp->boundary_recorded = false;
 }
 
 void
@@ -567,6 +571,12 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	if (cp->claimed)
 		change(&c, att[CP_CLAIMED_AT],
 			   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
+	if (cp->boundary_recorded && att[CP_READ_AT] != InvalidAttrNumber)
+	{
+		cp->read_at = GetCurrentTransactionStartTimestamp();
+		cp->read_at_isnull = false;
+		change(&c, att[CP_READ_AT], TimestampTzGetDatum(cp->read_at), false);
+	}
 	if (c.n == 0)
 	{
 		table_close(rel, NoLock);
@@ -656,6 +666,7 @@ sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 	cp->read_hash = hash;
 	cp->read_count_isnull = count_isnull;
 	cp->read_count = count;
+	cp->boundary_recorded = true;
 }
 
 void

@@ -192,6 +192,44 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 									   SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+bool
+sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
+			   TimestampTz since)
+{
+	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
+	Datum		values[2] = {Int64GetDatum(checkpoint_id), TimestampTzGetDatum(since)};
+	SogPosition *reached = (SogPosition *) from;	/* covered through here */
+	bool		start = (from == NULL);	/* reached is "the start" */
+	uint64		r;
+
+	sog_exec("SELECT from_position, to_position FROM sog.gap "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND detected_at OPERATOR(pg_catalog.>=) $2 "
+			 "ORDER BY from_position USING OPERATOR(pg_catalog.<) NULLS FIRST",
+			 2, types, values, NULL, true);
+	for (r = 0; r < SPI_processed; r++)
+	{
+		bool		fnull;
+		bool		tnull;
+		Datum		f = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &fnull);
+		Datum		t = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &tnull);
+
+		/* a gap (f, t] extends the covered range if it starts within it */
+		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), reached) > 0))
+			continue;
+		if (tnull)
+			return true;		/* unbounded */
+		if (start || sog_position_cmp(DatumGetSogPositionP(t), reached) > 0)
+		{
+			reached = DatumGetSogPositionP(t);
+			start = false;
+		}
+		if (sog_position_cmp_nullable(reached, to) >= 0)
+			return true;
+	}
+	return !start && sog_position_cmp_nullable(reached, to) >= 0;
+}
+
 int64
 sog_gap_count_open(int64 checkpoint_id)
 {

@@ -140,6 +140,18 @@ sog_report_gap(PG_FUNCTION_ARGS)
 	{
 		gap_id = sog_gap_record(&cp, reason, SOG_VERDICT_FAIL_CLOSED,
 								cp.applied_position, to, detail);
+
+		/*
+		 * Records read beyond the loss under a hash (a predecessor's
+		 * boundary awaiting verify_gap, or the worker's own noted ones)
+		 * can no longer be verified: the hash chains through the lost
+		 * ones.  Say so, as a gap of its own, rather than leave a
+		 * verification that can only fail (model/README.md, F3).
+		 */
+		if (cp.read_hash != NULL && sog_position_cmp_nullable(cp.source_cursor, to) > 0)
+			sog_gap_record(&cp, "unverified", SOG_VERDICT_FAIL_CLOSED, to, cp.source_cursor,
+						   psprintf("read through %s under a hash that also covers the lost records; re-read and replay them, or accept their loss",
+									sog_pos_str(cp.source_cursor)));
 		cp.state = SOG_STATE_FAILED_CLOSED;
 		sog_checkpoint_write(&cp);
 	}
@@ -211,19 +223,26 @@ sog_skip_gap(PG_FUNCTION_ARGS)
  * Does the checkpoint still hold a read boundary that nobody verified, once
  * its last open gap is resolved?  A boundary with a hash above applied (a
  * predecessor's, awaiting verify_gap, or the owner's own noted records)
- * that no gap detected since the claim covers through its cursor: the gaps
- * resolved were narrower (a retention loss reported while replaying), so
- * resolving them says nothing about the rest, which must still be
- * verified.  Found by the model (model/README.md, F3).
+ * that the gaps detected since the boundary was recorded do not cover
+ * through its cursor, together: the gaps resolved were narrower, so resolving them says nothing
+ * about the rest, which must still be verified (model/README.md, F3).
+ * report_gap records the rest as its own gap, so this is the net under
+ * other paths.  Before 1.1's read_at (or for a boundary recorded before
+ * the update), every gap of the checkpoint counts.
  */
 static bool
 boundary_unverified(const SogCheckpoint *cp)
 {
+	TimestampTz since;
+
 	if (cp->read_hash == NULL ||
 		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0)
 		return false;
-	return sog_gap_covering(cp->id, cp->applied_position, cp->source_cursor,
-							cp->claimed_at_isnull ? NULL : &cp->claimed_at) == 0;
+	if (cp->read_at_isnull)
+		TIMESTAMP_NOBEGIN(since);
+	else
+		since = cp->read_at;
+	return !sog_gaps_cover(cp->id, cp->applied_position, cp->source_cursor, since);
 }
 
 /*

@@ -80,6 +80,43 @@ sog_receipts(PG_FUNCTION_ARGS)
 }
 
 /*
+ * An open recovery attempt verifies the events it re-reads against the
+ * receipts from its anchor on (all of them when it reads from the start):
+ * pruning them would make its next event unverifiable and fail it closed.
+ * Refuse instead (55000), as begin_recovery refuses an anchor at or below
+ * the prune horizon.  Runs inside SPI.
+ */
+static void
+refuse_under_open_attempt(const SogCheckpoint *cp, SogPosition *through)
+{
+	Oid			types[2] = {INT8OID, sog_position_type()};
+	Datum		values[2] = {Int64GetDatum(cp->id), PointerGetDatum(through)};
+	bool		isnull;
+	int64		attempt;
+	char	   *anchor;
+
+	sog_exec("SELECT id, anchor::text FROM sog.recovery "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'open' "
+			 "AND (anchor IS NULL OR anchor OPERATOR(pg_catalog.<=) $2) "
+			 "ORDER BY anchor USING OPERATOR(pg_catalog.<) NULLS FIRST LIMIT 1",
+			 2, types, values, NULL, true);
+	if (SPI_processed == 0)
+		return;
+	attempt = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	anchor = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot prune receipts of checkpoint " INT64_FORMAT " through %s while recovery attempt " INT64_FORMAT " is open",
+					cp->id, sog_pos_str(through), attempt),
+			 anchor ?
+			 errdetail("The attempt verifies the events it re-reads against the receipts from its anchor %s on.", anchor) :
+			 errdetail("The attempt reads from the start and verifies every event against its receipt."),
+			 anchor ?
+			 errhint("Prune through a position below %s, or after the attempt concludes (sog.promote).", anchor) :
+			 errhint("Prune after the attempt concludes (sog.promote).")));
+}
+
+/*
  * SQL function: sog.prune_receipts(checkpoint_id bigint,
  *	   through sog.position) -> bigint
  */
@@ -110,6 +147,7 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 				 errhint("There is nothing to prune before the first event is applied.")));
 
 	sog_store_begin();
+	refuse_under_open_attempt(&cp, through);
 	dropped = sog_receipt_prune(cp.id, through);
 	if (sog_position_cmp_nullable(through, cp.prune_horizon) > 0)
 	{

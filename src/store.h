@@ -86,6 +86,9 @@ typedef struct SogCheckpoint
 	bool		claimed_at_isnull;
 	TimestampTz claimed_at;		/* when the current generation began */
 	bool		claimed;		/* set by claim/promote: write claimed_at */
+	bool		read_at_isnull;
+	TimestampTz read_at;		/* when the read boundary was recorded (1.1) */
+	bool		boundary_recorded;	/* set by note_read/halt: write read_at */
 	HeapTuple	tuple;			/* the row version read (and locked) */
 } SogCheckpoint;
 
@@ -244,6 +247,12 @@ extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
  * With since NULL only open gaps count; with since, every gap detected at
  * or after it, resolved or not.  0 if none.
  */
+/*
+ * Do the gaps of a checkpoint detected at or after since, resolved or not,
+ * together cover (from, to]?  Runs inside SPI.
+ */
+extern bool sog_gaps_cover(int64 checkpoint_id, const SogPosition *from,
+						   const SogPosition *to, TimestampTz since);
 extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
 							  const SogPosition *to, const TimestampTz *since);
 

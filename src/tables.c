@@ -49,7 +49,7 @@ static const char *const cp_names[CP_NATTS] = {
 	"provider_token", "source_cursor", "read_base", "read_hash",
 	"read_count", "applied_position", "prune_horizon", "receipts_through",
 	"state", "updated_at", "claimed_at",
-	"applied_at"
+	"applied_at", "read_at"
 };
 
 static const char *const rc_names[RC_NATTS] = {

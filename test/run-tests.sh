@@ -25,6 +25,8 @@
 #                  54390-54399; it only names the socket, no TCP listener)
 #   SKIP_FUZZ=1    skip the fuzzer and the corpus feed
 #   SKIP_DEMO=1    skip the short JetStream demo and its checker self-test
+#   SKIP_RELIABILITY=1  skip the short reliability loops and their checker
+#                  self-test
 #   FUZZ_SECONDS   how long to fuzz (default 60)
 #   KEEP_TMP=1     keep the temp dir (cluster data, logs, results) for a look
 #   PG_MAJOR       PostgreSQL major version to test against (default 15;
@@ -346,6 +348,33 @@ elif SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" bash "$tree/examples/jetstream_demo/
 	suite_result demo-checker passed
 else
 	suite_result demo-checker failed
+fi
+
+# Reliability under faults (test/reliability/): the short version of every
+# fault loop (backend and postmaster kills, zombies, timeouts and cancels,
+# racing recoveries, a standby failover, concurrent DDL and pg_dump, disk
+# full), fsync on, the offline checker at zero anomalies; then the checker
+# shown to catch broken consumers (--selftest).  They start their own
+# clusters on private sockets.
+say "reliability (short)"
+if [ "$built" != 1 ]; then
+	suite_result reliability failed "not run: the build failed"
+elif [ "${SKIP_RELIABILITY:-0}" = 1 ]; then
+	suite_result reliability skipped "SKIP_RELIABILITY=1"
+elif PG_CONFIG="$PG_CONFIG" bash "$tree/test/reliability/run.sh" --short; then
+	suite_result reliability passed
+else
+	suite_result reliability failed
+fi
+say "reliability checker self-test"
+if [ "$built" != 1 ]; then
+	suite_result reliability-checker failed "not run: the build failed"
+elif [ "${SKIP_RELIABILITY:-0}" = 1 ]; then
+	suite_result reliability-checker skipped "SKIP_RELIABILITY=1"
+elif PG_CONFIG="$PG_CONFIG" bash "$tree/test/reliability/run.sh" --selftest; then
+	suite_result reliability-checker passed
+else
+	suite_result reliability-checker failed
 fi
 
 # The README's Python example, run against the test cluster, and the README

@@ -71,11 +71,13 @@ SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '4')$$, :d, :gd2) \gx
 SELECT pg_temp.apply_batch(:d, :gd2, '{3,4}') AS rest;
 
 --
--- 3. F3: a retention loss reported while replaying, then resolved.  W1
--- noted (nothing, 3] with a hash and crashed; W2 is replaying; record 1 is
--- gone, and W2 reports it (gap (nothing, 1]).  Resolving that gap said
--- nothing about 2 and 3: before, the checkpoint went back to running with
--- the boundary cleared, and a record could be lost unverified.
+-- 3. F3: a retention loss reported while replaying.  W1 noted (nothing, 3]
+-- with a hash and crashed; W2 is replaying; record 1 is gone, and W2
+-- reports it.  Before, resolving that gap (nothing, 1] returned the
+-- checkpoint to running with the boundary cleared: 2 and 3 were applied
+-- unverified.  Now report_gap also records (1, 3] as unverified (the hash
+-- chains through the lost record, so it can never verify), and the
+-- checkpoint runs again only when both are resolved.
 --
 SELECT id AS e FROM sog.register('model-resolve', 'orders', '0') \gset
 SELECT generation AS ge1 FROM sog.claim(:e, 'w1') \gset
@@ -83,20 +85,33 @@ SELECT sog.note_read(:e, :ge1, '3', pg_temp.h('{1,2,3}'), 3);
 SELECT generation AS ge2, verdict FROM sog.claim(:e, 'w2') \gset
 SELECT :'verdict' AS verdict;
 SELECT sog.report_gap(:e, :ge2, '1', 'retention', 'record 1 trimmed') AS gap_id \gset
+SELECT from_position, to_position, reason, resolution FROM pg_temp.gaps(:e);
 SELECT sog.resolve_gap(:gap_id, 'accepted_loss', 'record 1 is gone; the business agreed');
 SELECT state, source_cursor, read_hash IS NOT NULL AS boundary_kept
   FROM sog.checkpoint WHERE id = :e;
--- nothing is applied before the rest is verified
 SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '2')$$, :e, :ge2) \gx
--- the re-read {2, 3} does not hash like {1, 2, 3}: a gap through the cursor
-SELECT sog.verify_gap(:e, :ge2, pg_temp.h('{2,3}')) AS verified;
-SELECT from_position, to_position, reason, resolution FROM pg_temp.gaps(:e);
-SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'the re-read differs: audited')
+SELECT sog.resolve_gap(max(gap_id), 'replayed', 'the consumer re-reads 2 and 3 from the stream')
   FROM sog.gaps(:e) WHERE resolution IS NULL;
--- that gap covered the boundary: running, the boundary cleared
 SELECT state, source_cursor, read_hash IS NULL AS boundary_cleared
   FROM sog.checkpoint WHERE id = :e;
 SELECT pg_temp.apply_batch(:e, :ge2, '{2,3,4}') AS after_the_loss;
+
+-- the net under other paths: a gap narrower than a hashed boundary that
+-- nothing else covers (here a recovery's retention refusal while the owner
+-- holds noted records) resolves back to replaying, and the owner, which
+-- still holds them, verifies them and applies them
+SELECT id AS h FROM sog.register('model-resolve', 'orders', '2', provider => 'kafka') \gset
+SELECT generation AS gh FROM sog.claim(:h, 'w1') \gset
+SELECT sog.commit_page(:h, :gh, NULL, 'T1');
+SELECT sog.note_read(:h, :gh, '3', pg_temp.h('{1,2,3}'), 3);
+SELECT pg_temp.apply(:h, :gh, '1') AS one;
+SELECT state, failure FROM sog.begin_recovery(:h, :gh, 'T1', NULL, '1', true, retained_from => '3');
+SELECT from_position, to_position, reason FROM pg_temp.gaps(:h);
+SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'record 2 is gone from the source')
+  FROM sog.gaps(:h) WHERE resolution IS NULL;
+SELECT state, read_hash IS NOT NULL AS boundary_kept FROM sog.checkpoint WHERE id = :h;
+SELECT sog.verify_gap(:h, :gh, pg_temp.h('{1,2,3}')) AS owner_verifies;
+SELECT pg_temp.apply_batch(:h, :gh, '{2,3}') AS from_its_buffer;
 
 -- a gap that covers the whole boundary (no_buffer_hash) resolves to running
 SELECT id AS f FROM sog.register('model-resolve', 'orders', '1') \gset
@@ -107,3 +122,35 @@ SELECT :'verdict' AS verdict;
 SELECT sog.resolve_gap(max(gap_id), 'replayed', 'replayed from the source')
   FROM sog.gaps(:f) WHERE resolution IS NULL;
 SELECT state, read_hash IS NULL AS boundary_cleared FROM sog.checkpoint WHERE id = :f;
+
+-- and so does a reported loss that covers the boundary through its cursor,
+-- even with a claim in between (found by the reliability harness: the
+-- first version of the F3 fix counted only gaps since the last claim)
+SELECT id AS k FROM sog.register('model-resolve', 'orders', '3') \gset
+SELECT generation AS gk1 FROM sog.claim(:k, 'w1') \gset
+SELECT pg_temp.apply_batch(:k, :gk1, pg_temp.range(1, 5)) AS first_five;
+SELECT sog.note_read(:k, :gk1, '10', pg_temp.h(pg_temp.range(6, 10)), 5);
+SELECT generation AS gk2, verdict FROM sog.claim(:k, 'w2') \gset
+SELECT :'verdict' AS verdict;
+SELECT sog.report_gap(:k, :gk2, '10', 'retention', 'trimmed by the broker') > 0 AS reported;
+SELECT verdict FROM sog.claim(:k, 'w3');
+SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-1: gone') FROM sog.gaps(:k);
+SELECT state, read_hash IS NULL AS boundary_cleared FROM sog.checkpoint WHERE id = :k;
+SELECT verdict, resume_from FROM sog.claim(:k, 'w4');
+
+--
+-- 4. prune_receipts under an open recovery attempt: receipts at or above
+-- its anchor are what it verifies against; pruning them failed the attempt
+-- closed (found by the reliability harness).  Now refused.
+--
+SELECT id AS p FROM sog.register('model-prune', 'orders', '0', provider => 'kafka') \gset
+SELECT generation AS gp FROM sog.claim(:p, 'w1') \gset
+SELECT pg_temp.apply_batch(:p, :gp, pg_temp.range(1, 10)) AS ten;
+SELECT sog.commit_page(:p, :gp, NULL, 'T1');
+SELECT id AS rp FROM sog.begin_recovery(:p, :gp, 'T1', NULL, '8', true) \gset
+SELECT * FROM pg_temp.err($$SELECT sog.prune_receipts($1, '9')$$, :p) \gx
+SELECT * FROM pg_temp.err($$SELECT sog.prune_receipts($1, '8')$$, :p) \gx
+SELECT sog.prune_receipts(:p, '7') AS below_the_anchor;
+SELECT pg_temp.page(:rp, '{8,9,10,11}') AS page;
+SELECT promoted, reason FROM sog.promote(:rp, 'T2', '11');
+SELECT sog.prune_receipts(:p, '9') AS after_the_attempt;
