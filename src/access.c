@@ -31,11 +31,11 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/xlog.h"
 #include "access/skey.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
@@ -50,8 +50,8 @@
 #include "utils/snapmgr.h"
 
 #include "access.h"
-#include "tables.h"
 #include "sog.h"
+#include "tables.h"
 
 /* Owner of the installed extension (InvalidOid if not installed). */
 static Oid

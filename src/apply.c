@@ -116,19 +116,20 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 /*
  * The read boundary (read_base, cursor] closes in this call (an event at or
  * above the cursor): were exactly the records the worker noted applied?
- * The receipts already stored above read_base and this call's events in the
- * boundary (pos[first..first+k)) must hash to the boundary's hash (or, with
- * no hash, make up its count), else the call would skip records that were
- * read (and, after a handoff, verified): SG004.  Positions may be sparse,
- * so only the hash (or the count) can tell.
+ * The receipts stored in (read_base, stored] (applied before, or recorded
+ * by a recovery attempt) and this call's new events above stored, up to the
+ * cursor (fpos/fdig, nf of them), must hash to the boundary's hash (or,
+ * with no hash, make up its count), else the call would skip records that
+ * were read (and, after a handoff, verified): SG004.  Positions may be
+ * sparse, so only the hash (or the count) can tell.
  */
 static void
-check_boundary_applied(const SogCheckpoint *cp, SogPosition *at,
-					   SogPosition **pos, const uint8 **dig, int first, int k)
+check_boundary_applied(const SogCheckpoint *cp, SogPosition *at, const SogPosition *stored,
+					   SogPosition **fpos, const uint8 **fdig, int nf)
 {
 	int64		found;
 
-	if (sog_boundary_applied(cp, cp->orig.applied_position, k, pos + first, dig + first, &found))
+	if (sog_boundary_applied(cp, stored, nf, fpos, fdig, &found))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_GAP_PENDING),
@@ -147,6 +148,21 @@ check_boundary_applied(const SogCheckpoint *cp, SogPosition *at,
 }
 
 /*
+ * Through where the records of an open read boundary are already stored as
+ * receipts: the applied position, or further where a recovery attempt that
+ * has not promoted recorded receipts above it, never beyond the cursor.
+ */
+static SogPosition *
+boundary_stored_through(const SogCheckpoint *cp)
+{
+	if (sog_position_cmp_nullable(cp->receipts_through, cp->applied_position) <= 0)
+		return cp->applied_position;
+	if (sog_position_cmp(cp->receipts_through, cp->source_cursor) >= 0)
+		return cp->source_cursor;
+	return cp->receipts_through;
+}
+
+/*
  * Apply n events to the locked checkpoint *cp: decide each one, store the
  * new receipts as one run and advance applied_position.  result[i] is true
  * for a new event.  Runs inside SPI.
@@ -160,9 +176,17 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	SogPosition *applied = cp->applied_position;
 	bool		boundary = (cp->read_hash != NULL || !cp->read_count_isnull) &&
 		sog_position_cmp_nullable(cp->source_cursor, applied) > 0;
-	int			in_boundary = -1;	/* index of this call's first event in it */
+	SogPosition *stored = boundary ? boundary_stored_through(cp) : NULL;
+	SogPosition **fpos = NULL;	/* this call's boundary records to fold */
+	const uint8 **fdig = NULL;
+	int			nf = 0;
 	int			i;
 
+	if (boundary)
+	{
+		fpos = palloc(sizeof(SogPosition *) * n);
+		fdig = palloc(sizeof(uint8 *) * n);
+	}
 	sog_receipt_run_init(&run, n);
 	sog_receipt_run_init(&probe, 1);
 	for (i = 0; i < n; i++)
@@ -179,13 +203,15 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 		{
 			int			c = sog_position_cmp(pos[i], cp->source_cursor);
 
-			if (in_boundary < 0)
-				in_boundary = i;
+			if (c <= 0 && sog_position_cmp_nullable(pos[i], stored) > 0)
+			{
+				fpos[nf] = pos[i];
+				fdig[nf++] = dig[i];
+			}
 			if (c >= 0)
 			{
 				/* the boundary closes here: exactly its records applied */
-				check_boundary_applied(cp, pos[i], pos, dig, in_boundary,
-									   i - in_boundary + (c == 0 ? 1 : 0));
+				check_boundary_applied(cp, pos[i], stored, fpos, fdig, nf);
 				boundary = false;
 			}
 		}

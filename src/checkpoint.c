@@ -331,9 +331,10 @@ read_row(TupleTableSlot *slot, const AttrNumber *att, int64 id, SogCheckpoint *c
 	cp->claimed_at_isnull = n[att[CP_CLAIMED_AT] - 1];
 	if (!cp->claimed_at_isnull)
 		cp->claimed_at = DatumGetTimestampTz(v[att[CP_CLAIMED_AT] - 1]);
-	cp->read_at_isnull = att[CP_READ_AT] == InvalidAttrNumber || n[att[CP_READ_AT] - 1];
-	if (!cp->read_at_isnull)
-		cp->read_at = DatumGetTimestampTz(v[att[CP_READ_AT] - 1]);
+	cp->read_gap_floor_isnull = att[CP_READ_GAP_FLOOR] == InvalidAttrNumber ||
+		n[att[CP_READ_GAP_FLOOR] - 1];
+	if (!cp->read_gap_floor_isnull)
+		cp->read_gap_floor = DatumGetInt64(v[att[CP_READ_GAP_FLOOR] - 1]);
 #undef COL
 }
 
@@ -571,11 +572,12 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	if (cp->claimed)
 		change(&c, att[CP_CLAIMED_AT],
 			   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
-	if (cp->boundary_recorded && att[CP_READ_AT] != InvalidAttrNumber)
+	if (cp->boundary_recorded && att[CP_READ_GAP_FLOOR] != InvalidAttrNumber)
 	{
-		cp->read_at = GetCurrentTransactionStartTimestamp();
-		cp->read_at_isnull = false;
-		change(&c, att[CP_READ_AT], TimestampTzGetDatum(cp->read_at), false);
+		/* gaps recorded later, under this row's lock, have higher ids */
+		cp->read_gap_floor = sog_gap_newest_id(cp->id);
+		cp->read_gap_floor_isnull = false;
+		change(&c, att[CP_READ_GAP_FLOOR], Int64GetDatum(cp->read_gap_floor), false);
 	}
 	if (c.n == 0)
 	{

@@ -20,9 +20,9 @@
 #include "commands/async.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
-#include "utils/timestamp.h"
 
 #include "access.h"
 #include "store.h"
@@ -162,30 +162,23 @@ sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
 }
 
 int64
-sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
-				 const TimestampTz *since)
+sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
 {
-	Oid			types[4] = {INT8OID, sog_position_type(), sog_position_type(), TIMESTAMPTZOID};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
 	bool		isnull;
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
 	POS_ARG(to, 2);
-	values[3] = (Datum) 0;
-	if (since)
-		values[3] = TimestampTzGetDatum(*since);
-	else
-		nulls[3] = 'n';
 	sog_exec("SELECT id FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND ($4 IS NULL AND resolved_at IS NULL OR detected_at OPERATOR(pg_catalog.>=) $4) "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
 			  "AND (from_position IS NULL OR "
 			  "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
 			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
 			  "ORDER BY id DESC LIMIT 1",
-			  4, types, values, nulls, true);
+			  3, types, values, nulls, true);
 	if (SPI_processed == 0)
 		return 0;
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -194,17 +187,17 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 
 bool
 sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
-			   TimestampTz since)
+			   int64 after_id)
 {
-	Oid			types[2] = {INT8OID, TIMESTAMPTZOID};
-	Datum		values[2] = {Int64GetDatum(checkpoint_id), TimestampTzGetDatum(since)};
+	Oid			types[2] = {INT8OID, INT8OID};
+	Datum		values[2] = {Int64GetDatum(checkpoint_id), Int64GetDatum(after_id)};
 	SogPosition *reached = (SogPosition *) from;	/* covered through here */
 	bool		start = (from == NULL);	/* reached is "the start" */
 	uint64		r;
 
 	sog_exec("SELECT from_position, to_position FROM sog.gap "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			 "AND detected_at OPERATOR(pg_catalog.>=) $2 "
+			 "AND id OPERATOR(pg_catalog.>) $2 "
 			 "ORDER BY from_position USING OPERATOR(pg_catalog.<) NULLS FIRST",
 			 2, types, values, NULL, true);
 	for (r = 0; r < SPI_processed; r++)
@@ -214,6 +207,7 @@ sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *
 		Datum		f = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &fnull);
 		Datum		t = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &tnull);
 
+		CHECK_FOR_INTERRUPTS();
 		/* a gap (f, t] extends the covered range if it starts within it */
 		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), reached) > 0))
 			continue;
@@ -228,6 +222,41 @@ sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *
 			return true;
 	}
 	return !start && sog_position_cmp_nullable(reached, to) >= 0;
+}
+
+int64
+sog_gap_newest_id(int64 checkpoint_id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(checkpoint_id)};
+	bool		connected = SPI_connect() == SPI_OK_CONNECT;
+	bool		isnull;
+	Datum		d;
+	int64		id;
+
+	if (!connected)
+		elog(ERROR, "SPI_connect failed");
+	sog_exec("SELECT pg_catalog.max(id) FROM sog.gap WHERE checkpoint_id OPERATOR(pg_catalog.=) $1",
+			 1, types, values, NULL, true);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	id = isnull ? 0 : DatumGetInt64(d);
+	SPI_finish();
+	return id;
+}
+
+void
+sog_gap_record_boundary_rest(const SogCheckpoint *cp, const SogPosition *lost_to)
+{
+	if ((cp->read_hash == NULL && cp->read_count_isnull) ||
+		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0 ||
+		sog_position_cmp_nullable(lost_to, cp->applied_position) <= 0 ||
+		sog_position_cmp_nullable(cp->source_cursor, lost_to) <= 0)
+		return;
+	sog_gap_record(cp, "unverified", SOG_VERDICT_FAIL_CLOSED, lost_to, cp->source_cursor,
+				   psprintf(cp->read_hash ?
+							"read through %s under a hash that also covers the lost records: re-read and replay them, or accept their loss" :
+							"read through %s as a count that includes the lost records: re-read and replay them, or accept their loss",
+							sog_pos_str(cp->source_cursor)));
 }
 
 int64

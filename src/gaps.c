@@ -135,23 +135,14 @@ sog_report_gap(PG_FUNCTION_ARGS)
 				 errhint("Report the last position that is gone, above the applied position.")));
 
 	sog_store_begin();
-	gap_id = sog_gap_covering(cp.id, cp.applied_position, to, NULL);
+	gap_id = sog_gap_covering(cp.id, cp.applied_position, to);
 	if (gap_id == 0)
 	{
 		gap_id = sog_gap_record(&cp, reason, SOG_VERDICT_FAIL_CLOSED,
 								cp.applied_position, to, detail);
 
-		/*
-		 * Records read beyond the loss under a hash (a predecessor's
-		 * boundary awaiting verify_gap, or the worker's own noted ones)
-		 * can no longer be verified: the hash chains through the lost
-		 * ones.  Say so, as a gap of its own, rather than leave a
-		 * verification that can only fail (model/README.md, F3).
-		 */
-		if (cp.read_hash != NULL && sog_position_cmp_nullable(cp.source_cursor, to) > 0)
-			sog_gap_record(&cp, "unverified", SOG_VERDICT_FAIL_CLOSED, to, cp.source_cursor,
-						   psprintf("read through %s under a hash that also covers the lost records; re-read and replay them, or accept their loss",
-									sog_pos_str(cp.source_cursor)));
+		/* what was read beyond the loss can no longer be verified */
+		sog_gap_record_boundary_rest(&cp, to);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 		sog_checkpoint_write(&cp);
 	}
@@ -200,7 +191,7 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 	sog_store_begin();
 	from = cp.applied_position;
 	if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) > 0 &&
-		sog_gap_covering(cp.id, cp.applied_position, cp.source_cursor, NULL) == 0)
+		sog_gap_covering(cp.id, cp.applied_position, cp.source_cursor) == 0)
 		sog_gap_record(&cp, "unverified", SOG_VERDICT_FAIL_CLOSED,
 					   cp.applied_position, cp.source_cursor,
 					   cp.state == SOG_STATE_REPLAYING ?
@@ -221,28 +212,25 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 
 /*
  * Does the checkpoint still hold a read boundary that nobody verified, once
- * its last open gap is resolved?  A boundary with a hash above applied (a
- * predecessor's, awaiting verify_gap, or the owner's own noted records)
- * that the gaps detected since the boundary was recorded do not cover
- * through its cursor, together: the gaps resolved were narrower, so resolving them says nothing
- * about the rest, which must still be verified (model/README.md, F3).
- * report_gap records the rest as its own gap, so this is the net under
- * other paths.  Before 1.1's read_at (or for a boundary recorded before
- * the update), every gap of the checkpoint counts.
+ * its last open gap is resolved?  A boundary with a hash or a count above
+ * applied (a predecessor's, awaiting verify_gap, or the owner's own noted
+ * records) that the gaps recorded since the boundary do not cover through
+ * its cursor, together: the gaps resolved were narrower, so resolving them
+ * says nothing about the rest, which must still be verified
+ * (model/README.md, F3).  report_gap and a recovery's retention refusal
+ * record the rest as its own gap, so this is the net under other paths.
+ * "Since" is by gap id: gaps of one checkpoint are recorded under its row
+ * lock, so a later one has a higher id.  For a boundary recorded before
+ * 1.1's read_gap_floor, every gap of the checkpoint counts.
  */
 static bool
 boundary_unverified(const SogCheckpoint *cp)
 {
-	TimestampTz since;
-
-	if (cp->read_hash == NULL ||
+	if ((cp->read_hash == NULL && cp->read_count_isnull) ||
 		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0)
 		return false;
-	if (cp->read_at_isnull)
-		TIMESTAMP_NOBEGIN(since);
-	else
-		since = cp->read_at;
-	return !sog_gaps_cover(cp->id, cp->applied_position, cp->source_cursor, since);
+	return !sog_gaps_cover(cp->id, cp->applied_position, cp->source_cursor,
+						   cp->read_gap_floor_isnull ? 0 : cp->read_gap_floor);
 }
 
 /*

@@ -146,6 +146,20 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 				 errhint("Prune through a position at or below %s.", sog_pos_str(cp.applied_position)) :
 				 errhint("There is nothing to prune before the first event is applied.")));
 
+	if ((cp.read_hash != NULL || !cp.read_count_isnull) &&
+		sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) > 0 &&
+		sog_position_cmp_nullable(through, cp.read_base) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot prune receipts of checkpoint " INT64_FORMAT " through %s while its read boundary is open",
+						cp.id, sog_pos_str(through)),
+				 errdetail("Records noted as read in (%s, %s] are checked against their receipts when the boundary closes.",
+						   cp.read_base ? sog_pos_str(cp.read_base) : "start", sog_pos_str(cp.source_cursor)),
+				 cp.read_base ?
+				 errhint("Prune through %s or below, or after the worker has applied what it noted.",
+						 sog_pos_str(cp.read_base)) :
+				 errhint("Prune after the worker has applied what it noted.")));
+
 	sog_store_begin();
 	refuse_under_open_attempt(&cp, through);
 	dropped = sog_receipt_prune(cp.id, through);

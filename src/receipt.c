@@ -48,6 +48,7 @@
 #include "utils/memutils.h"
 #include "utils/portal.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "hash.h"
 #include "store.h"
@@ -504,14 +505,13 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
 	POS_ARG(to, 2);
-	plan = SPI_prepare("SELECT first_position, n, positions, digests FROM sog.receipt "
-					   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-					   "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
-					   "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
-					   "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
-					   3, types);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	plan = sog_keep_plan(PLAN_RECEIPT_SCAN,
+						 "SELECT first_position, n, positions, digests FROM sog.receipt "
+						 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+						 "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
+						 "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
+						 "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
+						 3, types);
 	portal = SPI_cursor_open(NULL, plan, values, nulls, true);
 
 	/* a batch of rows at a time, so memory stays bounded however many */
@@ -550,7 +550,6 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 	}
 	MemoryContextSwitchTo(caller);
 	SPI_cursor_close(portal);
-	SPI_freeplan(plan);
 	MemoryContextDelete(batchcxt);
 }
 
@@ -590,7 +589,12 @@ sog_boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
 	f.base = cp->read_base;
 	sog_buffer_hash_init(&f.hash);
 	if (stored_through && sog_position_cmp_nullable(stored_through, cp->read_base) > 0)
+	{
+		/* the newest committed receipts, as every other read of the store */
+		PushActiveSnapshot(GetLatestSnapshot());
 		sog_receipt_scan(cp->id, cp->read_base, stored_through, fold_receipt, &f);
+		PopActiveSnapshot();
+	}
 	for (i = 0; i < nextra; i++)
 		sog_buffer_hash_step(&f.hash, SOG_POS_BYTES(extra_pos[i]),
 							 SOG_POS_NBYTES(extra_pos[i]), extra_dig[i]);

@@ -287,6 +287,8 @@ fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 		to = NULL;
 	gap_id = sog_gap_record(cp, reason, SOG_VERDICT_FAIL_CLOSED,
 							cp->applied_position, to, NULL);
+	if (exact)
+		sog_gap_record_boundary_rest(cp, to);	/* noted records beyond a loss */
 	param(&params, INT8OID, Int64GetDatum(recovery_id), false);
 	param_text(&params, reason);
 	param(&params, INT8OID, Int64GetDatum(gap_id), false);

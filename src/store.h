@@ -86,9 +86,10 @@ typedef struct SogCheckpoint
 	bool		claimed_at_isnull;
 	TimestampTz claimed_at;		/* when the current generation began */
 	bool		claimed;		/* set by claim/promote: write claimed_at */
-	bool		read_at_isnull;
-	TimestampTz read_at;		/* when the read boundary was recorded (1.1) */
-	bool		boundary_recorded;	/* set by note_read/halt: write read_at */
+	bool		read_gap_floor_isnull;
+	int64		read_gap_floor; /* the newest gap's id when the read boundary
+								 * was recorded (1.1) */
+	bool		boundary_recorded;	/* set by note_read/halt: write the floor */
 	HeapTuple	tuple;			/* the row version read (and locked) */
 } SogCheckpoint;
 
@@ -242,19 +243,31 @@ extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
 extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
 
 /*
- * Newest gap of a checkpoint that covers (from, to]: its from is at or
- * below from (NULL: the start) and its to at or above to (NULL: unbounded).
- * With since NULL only open gaps count; with since, every gap detected at
- * or after it, resolved or not.  0 if none.
+ * Newest open gap of a checkpoint that covers (from, to]: its from is at
+ * or below from (NULL: the start) and its to at or above to (NULL:
+ * unbounded).  0 if none.
  */
+extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
+							  const SogPosition *to);
+
 /*
- * Do the gaps of a checkpoint detected at or after since, resolved or not,
- * together cover (from, to]?  Runs inside SPI.
+ * Do the gaps of a checkpoint with an id above after_id (recorded after
+ * that one, resolved or not) together cover (from, to]?  Runs inside SPI.
  */
 extern bool sog_gaps_cover(int64 checkpoint_id, const SogPosition *from,
-						   const SogPosition *to, TimestampTz since);
-extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
-							  const SogPosition *to, const TimestampTz *since);
+						   const SogPosition *to, int64 after_id);
+
+/* The id of the checkpoint's newest gap, 0 if none (connects to SPI). */
+extern int64 sog_gap_newest_id(int64 checkpoint_id);
+
+/*
+ * After a loss through lost_to inside an open read boundary with a hash or
+ * a count: record the rest (lost_to, cursor] as an unverified gap, since
+ * the hash (or count) also covers the lost records and can no longer be
+ * met.  Nothing when there is no such boundary.  Runs inside SPI.
+ */
+extern void sog_gap_record_boundary_rest(const SogCheckpoint *cp,
+										 const SogPosition *lost_to);
 
 /* Number of open gaps of a checkpoint. */
 extern int64 sog_gap_count_open(int64 checkpoint_id);

@@ -17,9 +17,17 @@
  *	  column included - is seen at the next call.  They are only ever used
  *	  with the table open and locked by the caller, after the lock has
  *	  processed pending invalidations.
+ *	- The OID of sog.receipt: looked up again after a relcache invalidation
+ *	  of it (receipt_stale), so a table re-created alone (Citus'
+ *	  undistribute_table does that) is found.
  *	- Plans kept with SPI_keepplan: PostgreSQL's plan cache revalidates them
  *	  itself after DDL; they are freed here when the extension was
  *	  re-created (their parameter types name the old sog.position).
+ *	- Whether the placement check passed (placement_checked): cleared by any
+ *	  relcache invalidation (Citus invalidates the table it converts), and
+ *	  set only if no invalidation arrived while the check ran; whether Citus
+ *	  is installed (citus_present), as of that check; the address of Citus'
+ *	  Use2PCForCoordinatedTransaction, looked up once.
  * Nothing else about a relation - its indexes, constraints, triggers - is
  * kept: writers open the relation each call and take all of it from the
  * relcache (writer.c).
@@ -32,11 +40,11 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "fmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -49,8 +57,12 @@ static const char *const cp_names[CP_NATTS] = {
 	"provider_token", "source_cursor", "read_base", "read_hash",
 	"read_count", "applied_position", "prune_horizon", "receipts_through",
 	"state", "updated_at", "claimed_at",
-	"applied_at", "read_at"
+	"applied_at", "read_gap_floor"
 };
+
+/* the types of the optional columns (a later version's), by position */
+static const Oid cp_optional_types[CP_NATTS - CP_NCOLS] = {TIMESTAMPTZOID, INT8OID};
+static const Oid rc_optional_types[RC_NATTS - RC_NCOLS] = {TIMESTAMPTZOID};
 
 static const char *const rc_names[RC_NATTS] = {
 	"checkpoint_id", "first_position", "last_position", "n", "positions", "digests",
@@ -61,6 +73,7 @@ static struct
 {
 	bool		callback_registered;
 	bool		placement_checked;	/* no table of ours is distributed (Citus) */
+	uint64		invalidations;	/* relcache invalidations seen */
 	bool		receipt_stale;	/* sog.receipt may have a new OID */
 	bool		citus_present;	/* as of the last placement check */
 	void		(*use_2pc) (void);	/* Citus' Use2PCForCoordinatedTransaction */
@@ -92,6 +105,7 @@ tables_relcache_callback(Datum arg, Oid relid)
 	}
 	/* any relation: Citus invalidates the table it distributes */
 	tables.placement_checked = false;
+	tables.invalidations++;
 }
 
 /* One row of a query on the newest committed catalog state, as text. */
@@ -146,11 +160,13 @@ check_placement(Oid nsp)
 	char	   *group = NULL;
 	char	   *table = NULL;
 	char	   *method = NULL;
+	uint64		seen = tables.invalidations;	/* an invalidation during the
+												 * check makes it run again */
 
 	tables.citus_present = OidIsValid(get_extension_oid("citus", true));
 	if (!tables.citus_present)
 	{
-		tables.placement_checked = true;
+		tables.placement_checked = (seen == tables.invalidations);
 		return;
 	}
 	if (latest_row("SELECT groupid::text FROM pg_catalog.pg_dist_local_group",
@@ -174,7 +190,7 @@ check_placement(Oid nsp)
 						   method && strcmp(method, "n") == 0 ? "a reference table" :
 						   "a distributed table"),
 				 errhint("Make it a local table of the coordinator again (docs/scaling.md, \"The way back\"); distribute the sink tables instead.")));
-	tables.placement_checked = true;
+	tables.placement_checked = (seen == tables.invalidations);
 }
 
 void
@@ -203,7 +219,13 @@ sog_citus_use_2pc(void)
 	if (tables.use_2pc == NULL)
 		tables.use_2pc = (void (*) (void))
 			load_external_function("$libdir/citus", "Use2PCForCoordinatedTransaction",
-								   true, NULL);
+								   false, NULL);
+	if (tables.use_2pc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot commit the sink transaction through Citus' two-phase commit"),
+				 errdetail("The Citus library loaded here has no function Use2PCForCoordinatedTransaction (tested with Citus 13.2)."),
+				 errhint("Use a Citus release stream_offset_guard is tested with; without two-phase commit a crash could keep sink rows without their receipts.")));
 	tables.use_2pc();
 }
 
@@ -288,12 +310,12 @@ sog_position_type(void)
 
 /*
  * Find each of names in rel's current tuple descriptor: the first nrequired
- * must be there; the others (later versions' timestamptz columns) are
- * InvalidAttrNumber when missing or of another type.
+ * must be there; the others (later versions' columns, of the types in
+ * optional_types) are InvalidAttrNumber when missing or of another type.
  */
 static void
 find_attnums(Relation rel, const char *const *names, int nrequired, int n,
-			 AttrNumber *att)
+			 const Oid *optional_types, AttrNumber *att)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
@@ -308,7 +330,7 @@ find_attnums(Relation rel, const char *const *names, int nrequired, int n,
 
 			if (!attr->attisdropped && strcmp(NameStr(attr->attname), names[i]) == 0)
 			{
-				if (i < nrequired || attr->atttypid == TIMESTAMPTZOID)
+				if (i < nrequired || attr->atttypid == optional_types[i - nrequired])
 					att[i] = attr->attnum;
 				break;
 			}
@@ -328,7 +350,7 @@ sog_checkpoint_attnums(Relation rel)
 	Assert(RelationGetRelid(rel) == tables.checkpoint_rel);
 	if (!tables.cp_valid)
 	{
-		find_attnums(rel, cp_names, CP_NCOLS, CP_NATTS, tables.cp_att);
+		find_attnums(rel, cp_names, CP_NCOLS, CP_NATTS, cp_optional_types, tables.cp_att);
 		tables.cp_valid = true;
 	}
 	return tables.cp_att;
@@ -340,7 +362,7 @@ sog_receipt_attnums(Relation rel)
 	Assert(RelationGetRelid(rel) == tables.receipt_rel);
 	if (!tables.rc_valid)
 	{
-		find_attnums(rel, rc_names, RC_NCOLS, RC_NATTS, tables.rc_att);
+		find_attnums(rel, rc_names, RC_NCOLS, RC_NATTS, rc_optional_types, tables.rc_att);
 		tables.rc_valid = true;
 	}
 	return tables.rc_att;

@@ -40,7 +40,7 @@ typedef enum SogCpCol
 	CP_CLAIMED_AT,
 	CP_NCOLS,					/* the columns above are required */
 	CP_APPLIED_AT = CP_NCOLS,	/* 1.1; InvalidAttrNumber before the update */
-	CP_READ_AT,					/* 1.1; likewise */
+	CP_READ_GAP_FLOOR,			/* 1.1; likewise */
 	CP_NATTS
 } SogCpCol;
 
@@ -62,6 +62,7 @@ typedef enum SogRcCol
 typedef enum SogPlan
 {
 	PLAN_RECEIPT_LOOKUP,
+	PLAN_RECEIPT_SCAN,
 	PLAN_GAP_INSERT,
 	PLAN_MANIFEST_INSERT,
 	SOG_NPLANS
@@ -95,11 +96,11 @@ extern Oid	sog_position_type(void);
  * Attribute numbers of the columns above in rel (open and locked), as the
  * relcache describes it now: recomputed after any invalidation of rel.
  * Raises 55000 naming the column if the table owner dropped a required
- * one.  A column a later version added (CP_APPLIED_AT, CP_READ_AT,
- * RC_CREATED_AT, all timestamptz) is InvalidAttrNumber while the extension is at an older
+ * one.  A column a later version added (CP_APPLIED_AT, CP_READ_GAP_FLOOR,
+ * RC_CREATED_AT) is InvalidAttrNumber while the extension is at an older
  * version (the module is newer than the installed SQL until ALTER
- * EXTENSION UPDATE) or when it is not a timestamptz column: the store then
- * leaves it to its default.
+ * EXTENSION UPDATE) or when it is not of the type that version gave it:
+ * the store then leaves it to its default.
  */
 extern const AttrNumber *sog_checkpoint_attnums(Relation rel);
 extern const AttrNumber *sog_receipt_attnums(Relation rel);

@@ -96,10 +96,10 @@ SELECT state, source_cursor, read_hash IS NULL AS boundary_cleared
   FROM sog.checkpoint WHERE id = :e;
 SELECT pg_temp.apply_batch(:e, :ge2, '{2,3,4}') AS after_the_loss;
 
--- the net under other paths: a gap narrower than a hashed boundary that
--- nothing else covers (here a recovery's retention refusal while the owner
--- holds noted records) resolves back to replaying, and the owner, which
--- still holds them, verifies them and applies them
+-- a recovery's retention refusal inside the owner's noted boundary does
+-- the same: (1, 2] is proven gone from the source, the rest (2, 3] is
+-- recorded as unverified; once both are resolved, the owner (which still
+-- holds 2 and 3) applies its buffer, and the boundary closes by its hash
 SELECT id AS h FROM sog.register('model-resolve', 'orders', '2', provider => 'kafka') \gset
 SELECT generation AS gh FROM sog.claim(:h, 'w1') \gset
 SELECT sog.commit_page(:h, :gh, NULL, 'T1');
@@ -107,10 +107,9 @@ SELECT sog.note_read(:h, :gh, '3', pg_temp.h('{1,2,3}'), 3);
 SELECT pg_temp.apply(:h, :gh, '1') AS one;
 SELECT state, failure FROM sog.begin_recovery(:h, :gh, 'T1', NULL, '1', true, retained_from => '3');
 SELECT from_position, to_position, reason FROM pg_temp.gaps(:h);
-SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'record 2 is gone from the source')
-  FROM sog.gaps(:h) WHERE resolution IS NULL;
-SELECT state, read_hash IS NOT NULL AS boundary_kept FROM sog.checkpoint WHERE id = :h;
-SELECT sog.verify_gap(:h, :gh, pg_temp.h('{1,2,3}')) AS owner_verifies;
+SELECT sog.resolve_gap(gap_id, 'replayed', 'the owner holds them in its buffer')
+  FROM sog.gaps(:h) WHERE resolution IS NULL ORDER BY gap_id;
+SELECT state FROM sog.checkpoint WHERE id = :h;
 SELECT pg_temp.apply_batch(:h, :gh, '{2,3}') AS from_its_buffer;
 
 -- a gap that covers the whole boundary (no_buffer_hash) resolves to running
@@ -154,3 +153,52 @@ SELECT sog.prune_receipts(:p, '7') AS below_the_anchor;
 SELECT pg_temp.page(:rp, '{8,9,10,11}') AS page;
 SELECT promoted, reason FROM sog.promote(:rp, 'T2', '11');
 SELECT sog.prune_receipts(:p, '9') AS after_the_attempt;
+
+--
+-- 5. Found by review.  (a) Pruning receipts of an open boundary turned its
+-- check off: now refused, and retention stops at the boundary's base.
+--
+SELECT id AS q FROM sog.register('model-review', 'orders', '0') \gset
+SELECT generation AS gq FROM sog.claim(:q, 'w1') \gset
+SELECT pg_temp.apply_batch(:q, :gq, '{1,2}') AS first_two;
+SELECT sog.note_read(:q, :gq, '10', pg_temp.h(pg_temp.range(3, 10)), 8);
+SELECT pg_temp.apply_batch(:q, :gq, '{3,4,5}') AS part;
+SELECT * FROM pg_temp.err($$SELECT sog.prune_receipts($1, '4')$$, :q) \gx
+SELECT sog.set_retention(checkpoint_id => :q, keep_positions => 0);
+SELECT sog.retention_horizon(:q) AS horizon_at_the_base;
+SELECT sog.prune_due(:q) AS pruned_through_the_base;
+SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '10')$$, :q, :gq) \gx
+SELECT pg_temp.apply_batch(:q, :gq, pg_temp.range(6, 10)) AS rest;
+SELECT sog.set_retention(checkpoint_id => :q);
+
+-- (b) A count-only boundary: a loss inside it records the rest, so
+-- resolving the loss does not let 10 skip 5..9.
+SELECT id AS r FROM sog.register('model-review', 'orders', '1') \gset
+SELECT generation AS gr FROM sog.claim(:r, 'w1') \gset
+SELECT pg_temp.apply_batch(:r, :gr, '{1,2}') AS first_two;
+SELECT sog.note_read(:r, :gr, '10', NULL, 8);
+SELECT sog.report_gap(:r, :gr, '4', 'retention') > 0 AS reported;
+SELECT from_position, to_position, reason FROM pg_temp.gaps(:r);
+SELECT sog.resolve_gap(min(gap_id), 'accepted_loss', '3 and 4 are gone')
+  FROM sog.gaps(:r) WHERE resolution IS NULL;
+SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '10')$$, :r, :gr) \gx
+
+-- (c) Duplicates inside a batch that closes a boundary are answered false,
+-- as before (they were folded into the hash and raised 22023).
+SELECT id AS t FROM sog.register('model-review', 'orders', '2') \gset
+SELECT generation AS gt FROM sog.claim(:t, 'w1') \gset
+SELECT pg_temp.apply_batch(:t, :gt, pg_temp.range(1, 4)) AS first_four;
+SELECT sog.note_read(:t, :gt, '7', pg_temp.h('{5,6,7}'), 3);
+SELECT pg_temp.apply_batch(:t, :gt, '{4,5,6,6,7}') AS with_duplicates;
+
+-- (d) Receipts an unpromoted recovery attempt recorded inside the boundary
+-- count when an apply closes it (they gave a false SG004).
+SELECT id AS u FROM sog.register('model-review', 'orders', '3', provider => 'kafka') \gset
+SELECT generation AS gu FROM sog.claim(:u, 'w1') \gset
+SELECT pg_temp.apply(:u, :gu, '1') AS one;
+SELECT sog.commit_page(:u, :gu, NULL, 'T1');
+SELECT sog.note_read(:u, :gu, '4', pg_temp.h('{2,3,4}'), 3);
+SELECT id AS ru FROM sog.begin_recovery(:u, :gu, 'T1', NULL, '1', true) \gset
+SELECT pg_temp.page(:ru, '{1,2,3}') AS attempt_records_2_3;
+SELECT pg_temp.apply_batch(:u, :gu, '{3,4}') AS closes_with_the_attempts_receipts;
+SELECT pg_temp.effects(:u);
