@@ -50,7 +50,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test fuzz demo tour bench reliability test-citus
+.PHONY: test fuzz demo tour bench model reliability test-citus
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
 # pg_regress, isolation, TAP, fuzzing.
@@ -75,6 +75,10 @@ tour:
 # The benchmark: baselines and the extension side by side in one run.
 bench:
 	bash bench/run.sh
+
+# The protocol, model-checked with spin (model/README.md).
+model:
+	bash model/run.sh && bash model/run.sh --bug
 
 # Reliability under faults: the workload, the fault loops, the checker
 # (test/reliability/README.md); make test runs the short version.

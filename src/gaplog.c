@@ -186,6 +186,27 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 }
 
 bool
+sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPosition *through)
+{
+	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	POS_ARG(from, 1);
+	POS_ARG(through, 2);
+	sog_exec("SELECT 1 FROM sog.gap "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND resolution OPERATOR(pg_catalog.=) 'accepted_loss' "
+			  "AND reason OPERATOR(pg_catalog.=) 'retention' "
+			  "AND from_position IS NOT DISTINCT FROM $2 "
+			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			  "LIMIT 1",
+			  3, types, values, nulls, true);
+	return SPI_processed > 0;
+}
+
+bool
 sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
 			   int64 after_id)
 {

@@ -65,6 +65,7 @@ typedef struct SogRecovery
 	char	   *provider;
 	SogPosition *anchor;
 	bool		anchor_inclusive;
+	SogPosition *retained_from;
 	char	   *state;
 	char	   *failure;
 	SogPosition *last_position;
@@ -233,6 +234,7 @@ read_recovery(int64 id, SogRecovery *r)
 	r->provider = get_text(tup, desc, "provider");
 	r->anchor = get_pos(tup, desc, "anchor");
 	r->anchor_inclusive = DatumGetBool(SPI_getbinval(tup, desc, SPI_fnumber(desc, "anchor_inclusive"), &isnull));
+	r->retained_from = get_pos(tup, desc, "retained_from");
 	r->state = get_text(tup, desc, "state");
 	r->failure = get_text(tup, desc, "failure");
 	r->last_position = get_pos(tup, desc, "last_position");
@@ -352,8 +354,10 @@ refusal(const SogCheckpoint *cp, const SogProvider *prov, const char *scope,
 {
 	if (!sog_text_eq(scope, cp->query_scope))
 		return "scope_changed";
-	if (retention_lost(cp, anchor, inclusive, retained))
-		return "retention";
+	if (retention_lost(cp, anchor, inclusive, retained) &&
+		!sog_gap_loss_accepted(cp->id, cp->applied_position,
+							   retention_loss_end(cp, retained)))
+		return "retention";		/* unless an operator accepted that loss */
 	if (cp->prune_horizon && sog_position_cmp_nullable(anchor, cp->prune_horizon) <= 0)
 		return "receipts_pruned";
 	if (sog_position_cmp_nullable(anchor, cp->applied_position) > 0 ||
@@ -489,6 +493,20 @@ check_open(const SogRecovery *r)
 }
 
 /*
+ * An inclusive seek whose anchor the source no longer holds: the attempt
+ * opened only because an operator accepted the loss (applied, retained_from
+ * - 1] (refusal), so the page starts at or past retained_from, not at the
+ * anchor.
+ */
+static bool
+anchor_gone_accepted(const SogRecovery *r, const SogPosition *pos)
+{
+	return r->retained_from && r->anchor &&
+		sog_position_cmp(r->retained_from, r->anchor) > 0 &&
+		sog_position_cmp(pos, r->retained_from) >= 0;
+}
+
+/*
  * Decide one fetched event of an open attempt: returns its outcome
  * (verified, apply, duplicate) or, through *stop, what stops the attempt
  * (coverage_gap, unverifiable, mismatch).  An event to apply gets its
@@ -508,11 +526,14 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
 		 sog_position_cmp(pos, r->anchor) <= 0) ||
 		(r->last_position == NULL && r->anchor_inclusive &&
 		 sog_position_cmp_nullable(r->anchor, cp->applied_position) <= 0 &&
-		 sog_position_cmp_nullable(pos, r->anchor) != 0))
+		 sog_position_cmp_nullable(pos, r->anchor) != 0 &&
+		 !anchor_gone_accepted(r, pos)))
 	{
 		/*
 		 * Not above the previous event; an exclusive seek returned the
-		 * anchor or less; an inclusive seek did not start at the anchor.
+		 * anchor or less; an inclusive seek did not start at the anchor
+		 * (nor, when the anchor is gone with an accepted loss, at or past
+		 * retained_from).
 		 */
 		*stop = "coverage_gap";
 		return NULL;
@@ -680,12 +701,17 @@ promote_cas(const SogRecovery *r, SogCheckpoint *cp, char *successor,
 }
 
 /*
- * A page that takes the applied position to or past the read cursor closes
- * the worker's read boundary: the records applied in it (the attempt's
- * receipts are stored) must be exactly those noted, as sog.apply checks;
- * else promoting would skip a noted record the page lacks (model/README.md,
- * F1): the answer is unresolved until the worker applies its buffer.  A page
- * that stays below the cursor leaves the boundary for later.
+ * May this page promote, given the worker's read boundary (applied, cursor]
+ * with a hash or a count?  A page that takes the applied position to or
+ * past the cursor closes the boundary: the records applied in it (the
+ * attempt's receipts are stored) must be exactly those noted, as sog.apply
+ * checks; else promoting would skip a noted record the page lacks
+ * (model/README.md, F1).  A page that ends inside the boundary cannot be
+ * checked at all (a hash covers the whole boundary, not a prefix), and
+ * promoting it would skip a noted record below its end just the same (F4):
+ * neither promotes, the answer is unresolved until the worker applies its
+ * buffer.  A page that moves nothing, or a boundary nothing was said about
+ * (no hash, no count: its handoff fails closed), promotes.
  */
 static bool
 page_closes_boundary(const SogRecovery *r, const SogCheckpoint *cp)
@@ -693,8 +719,11 @@ page_closes_boundary(const SogRecovery *r, const SogCheckpoint *cp)
 	int64		found;
 
 	if (sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0 ||
-		sog_position_cmp_nullable(r->advance_through, cp->source_cursor) < 0)
+		sog_position_cmp_nullable(r->advance_through, cp->applied_position) <= 0 ||
+		(cp->read_hash == NULL && cp->read_count_isnull))
 		return true;
+	if (sog_position_cmp_nullable(r->advance_through, cp->source_cursor) < 0)
+		return false;
 	return sog_boundary_applied(cp, cp->source_cursor, 0, NULL, NULL, &found);
 }
 

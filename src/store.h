@@ -251,6 +251,15 @@ extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
 							  const SogPosition *to);
 
 /*
+ * Is a retention loss (from, through] already on the record and accepted:
+ * a 'retention' gap resolved as accepted_loss that starts exactly at from
+ * (the applied position it was recorded at) and reaches through?  Runs
+ * inside SPI.
+ */
+extern bool sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from,
+								  const SogPosition *through);
+
+/*
  * Do the gaps of a checkpoint with an id above after_id (recorded after
  * that one, resolved or not) together cover (from, to]?  Runs inside SPI.
  */

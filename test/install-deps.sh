@@ -37,7 +37,7 @@ case "${1:-all}" in
 	all)
 		pkgs=(make gcc perl postgresql-15 postgresql-server-dev-15 libipc-run-perl
 			clang libclang-rt-14-dev llvm-14 libssl-dev openssl python3 python3-psycopg
-			postgresql-15-cron prometheus-postgres-exporter prometheus)
+			postgresql-15-cron prometheus-postgres-exporter prometheus spin)
 		;;
 	fuzz)
 		pkgs=(clang libclang-rt-14-dev llvm-14)

@@ -314,6 +314,22 @@ else
 	suite_result alerts failed
 fi
 
+# The protocol, model-checked (model/README.md): spin must verify the
+# model of the C code's protocol, and must find the counterexample when the
+# bug issue 8 fixed is restored.  About 2 minutes; no server needed.
+say "model"
+if bash "$srcdir/model/run.sh"; then
+	suite_result model passed
+else
+	suite_result model failed
+fi
+say "model bug flag"
+if bash "$srcdir/model/run.sh" --bug; then
+	suite_result model-bug passed
+else
+	suite_result model-bug failed "spin did not find the restored bug"
+fi
+
 say "bench smoke"
 if [ "$server_up" != 1 ]; then
 	suite_result bench-smoke failed "not run: $no_server"

@@ -57,7 +57,8 @@ SELECT pg_temp.apply(:c, :gc, '1') AS one;
 SELECT id AS rc FROM sog.begin_recovery(:c, :gc, 'T1', NULL, '1', true) \gset
 SELECT pg_temp.page(:rc, '{1,2,3,4}') AS whole_boundary_and_more;
 SELECT promoted, applied_position, reason FROM sog.promote(:rc, 'T2', '4');
--- and a page that stays below the cursor leaves the boundary for later
+-- and a page that ends below the cursor cannot be checked against the
+-- boundary's hash (F4, section 6): unresolved until the buffer is applied
 SELECT id AS d FROM sog.register('model-recover', 'orders', '2', provider => 'kafka') \gset
 SELECT generation AS gd FROM sog.claim(:d, 'w1') \gset
 SELECT sog.commit_page(:d, :gd, NULL, 'T1');
@@ -65,10 +66,10 @@ SELECT sog.note_read(:d, :gd, '3', pg_temp.h('{1,2,3}'), 3);
 SELECT pg_temp.apply(:d, :gd, '1') AS one;
 SELECT id AS rd FROM sog.begin_recovery(:d, :gd, 'T1', NULL, '1', true) \gset
 SELECT pg_temp.page(:rd, '{1,2}') AS below_cursor;
-SELECT promoted, applied_position, reason, generation AS gd2 FROM sog.promote(:rd, 'T2', '2') \gset
-SELECT :'promoted' AS promoted, :'applied_position' AS applied, :'reason' AS reason;
-SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '4')$$, :d, :gd2) \gx
-SELECT pg_temp.apply_batch(:d, :gd2, '{3,4}') AS rest;
+SELECT promoted, applied_position, reason FROM sog.promote(:rd, 'T2', '2');
+SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '4')$$, :d, :gd) \gx
+SELECT pg_temp.apply_batch(:d, :gd, '{2,3,4}') AS buffer;
+SELECT promoted, applied_position, reason FROM sog.promote(:rd, 'T2', '2');
 
 --
 -- 3. F3: a retention loss reported while replaying.  W1 noted (nothing, 3]
@@ -202,3 +203,90 @@ SELECT id AS ru FROM sog.begin_recovery(:u, :gu, 'T1', NULL, '1', true) \gset
 SELECT pg_temp.page(:ru, '{1,2,3}') AS attempt_records_2_3;
 SELECT pg_temp.apply_batch(:u, :gu, '{3,4}') AS closes_with_the_attempts_receipts;
 SELECT pg_temp.effects(:u);
+
+--
+-- 6. F4 (found by the model after the F1 fix): a recovery page that ends
+-- inside the read boundary.  The worker noted (1, 4] (records 2, 3, 4) and
+-- applied 1; its token expired; record 2 was compacted away, so the page
+-- from anchor 1 (inclusive) is {1, 3}.  The page ends below the cursor, so
+-- the F1 check did not run: promote moved applied to 3 and record 2, noted
+-- and never applied, was skipped with no gap row.  A prefix of a boundary
+-- cannot be checked against the hash of the whole, so such a page is now
+-- answered 'unresolved' until the worker applies its buffer.
+--
+SELECT id AS v FROM sog.register('model-partial', 'orders', '0', provider => 'kafka') \gset
+SELECT generation AS gv FROM sog.claim(:v, 'w1') \gset
+SELECT sog.commit_page(:v, :gv, NULL, 'T1');
+SELECT pg_temp.apply(:v, :gv, '1') AS one;
+SELECT sog.note_read(:v, :gv, '4', pg_temp.h('{2,3,4}'), 3);
+SELECT id AS rv FROM sog.begin_recovery(:v, :gv, 'T1', NULL, '1', true) \gset
+SELECT pg_temp.page(:rv, '{1,3}') AS page_without_2;
+SELECT promoted, applied_position, reason FROM sog.promote(:rv, 'T2', '3');
+SELECT * FROM pg_temp.cp(:v);
+-- the worker applies its buffer (3 is already recorded by the attempt),
+-- which closes the boundary by its hash, and the promote goes through
+SELECT pg_temp.apply_batch(:v, :gv, '{2,3,4}') AS buffer;
+SELECT promoted, applied_position, reason FROM sog.promote(:rv, 'T2', '3');
+SELECT pg_temp.effects(:v), (pg_temp.cp(:v)).*;
+-- with no hash and no count nothing was said about the records: a short
+-- page promotes (a handoff of such a boundary fails closed instead)
+SELECT id AS w FROM sog.register('model-partial', 'orders', '1', provider => 'kafka') \gset
+SELECT generation AS gw FROM sog.claim(:w, 'w1') \gset
+SELECT sog.commit_page(:w, :gw, NULL, 'T1');
+SELECT pg_temp.apply(:w, :gw, '1') AS one;
+SELECT sog.note_read(:w, :gw, '4', NULL, NULL);
+SELECT id AS rw FROM sog.begin_recovery(:w, :gw, 'T1', NULL, '1', true) \gset
+SELECT pg_temp.page(:rw, '{1,2}') AS short_page;
+SELECT promoted, applied_position, reason FROM sog.promote(:rw, 'T2', '2');
+
+--
+-- 7. L1 (a liveness note of the model): after an operator accepted a
+-- retention loss, every recovery of the expired token was refused again
+-- with 'retention' (retained_from is still above the first record the
+-- anchor's seek needs) and recorded the same loss as a new open gap: the
+-- checkpoint could never move on.  Now the accepted loss lifts the refusal;
+-- the page starts at retained_from (an inclusive seek cannot return the
+-- gone anchor) and promote moves applied past the accepted gap.
+--
+SELECT id AS x FROM sog.register('model-accepted', 'orders', '0', provider => 'kafka') \gset
+SELECT generation AS gx FROM sog.claim(:x, 'w1') \gset
+SELECT sog.commit_page(:x, :gx, NULL, 'T1');
+SELECT pg_temp.apply(:x, :gx, '1') AS one;
+SELECT state, failure FROM sog.begin_recovery(:x, :gx, 'T1', NULL, '1', false, retained_from => '5');
+SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-7: 2..4 expired at the broker')
+  FROM sog.gaps(:x);
+SELECT id AS rx FROM sog.begin_recovery(:x, :gx, 'T1', NULL, '1', false, retained_from => '5') \gset
+SELECT state, failure FROM sog.recovery WHERE id = :rx;
+SELECT pg_temp.page(:rx, '{5,6}') AS page;
+SELECT promoted, applied_position, reason FROM sog.promote(:rx, 'T2', '6');
+SELECT pg_temp.effects(:x), (pg_temp.cp(:x)).*;
+-- an inclusive anchor (Kafka, JetStream by sequence): the page starts at
+-- retained_from, and a page that starts below it is still a coverage gap
+SELECT id AS y FROM sog.register('model-accepted', 'orders', '1', provider => 'kafka') \gset
+SELECT generation AS gy FROM sog.claim(:y, 'w1') \gset
+SELECT sog.commit_page(:y, :gy, NULL, 'T1');
+SELECT pg_temp.apply(:y, :gy, '1') AS one;
+SELECT state, failure FROM sog.begin_recovery(:y, :gy, 'T1', NULL, '1', true, retained_from => '5');
+SELECT from_position, to_position, reason FROM pg_temp.gaps(:y);
+SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-8: gone') FROM sog.gaps(:y);
+SELECT id AS ry FROM sog.begin_recovery(:y, :gy, 'T1', NULL, '1', true, retained_from => '5') \gset
+SELECT pg_temp.page(:ry, '{5,6}') AS page;
+SELECT promoted, applied_position, reason FROM sog.promote(:ry, 'T2', '6');
+-- a loss larger than the accepted one is refused and recorded again
+SELECT id AS z FROM sog.register('model-accepted', 'orders', '2', provider => 'kafka') \gset
+SELECT generation AS gz FROM sog.claim(:z, 'w1') \gset
+SELECT sog.commit_page(:z, :gz, NULL, 'T1');
+SELECT pg_temp.apply(:z, :gz, '1') AS one;
+SELECT state, failure FROM sog.begin_recovery(:z, :gz, 'T1', NULL, '1', false, retained_from => '5');
+SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-9: gone') FROM sog.gaps(:z);
+SELECT state, failure FROM sog.begin_recovery(:z, :gz, 'T1', NULL, '1', false, retained_from => '7');
+SELECT from_position, to_position, reason, resolution IS NOT NULL AS resolved FROM pg_temp.gaps(:z);
+-- and an inclusive page that starts below retained_from is a coverage gap
+SELECT id AS q2 FROM sog.register('model-accepted', 'orders', '3', provider => 'kafka') \gset
+SELECT generation AS gq2 FROM sog.claim(:q2, 'w1') \gset
+SELECT sog.commit_page(:q2, :gq2, NULL, 'T1');
+SELECT pg_temp.apply(:q2, :gq2, '1') AS one;
+SELECT failure FROM sog.begin_recovery(:q2, :gq2, 'T1', NULL, '1', true, retained_from => '5');
+SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-10: gone') FROM sog.gaps(:q2);
+SELECT id AS rq2 FROM sog.begin_recovery(:q2, :gq2, 'T1', NULL, '1', true, retained_from => '5') \gset
+SELECT pg_temp.page(:rq2, '{4,5}') AS below_retained_from;

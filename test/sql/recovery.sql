@@ -130,10 +130,12 @@ LANGUAGE sql AS $$
 $$;
 
 -- resolve(rid): the operator closes the gap of a refused or stopped
--- attempt, so that the next case starts from a running checkpoint.
+-- attempt, so that the next case starts from a running checkpoint (as
+-- replayed: an accepted retention loss would lift the next refusal of the
+-- same range, model_findings section 7).
 CREATE FUNCTION pg_temp.resolve(rid bigint) RETURNS void
 LANGUAGE sql AS $$
-	SELECT sog.resolve_gap(r.gap_id, 'accepted_loss', 'regress: next case')
+	SELECT sog.resolve_gap(r.gap_id, 'replayed', 'regress: next case')
 	  FROM sog.recovery r WHERE r.id = $1
 $$;
 

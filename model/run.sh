@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# model/run.sh: model-check the checkpoint protocol (stream_offset_guard.pml)
+# with spin.  See README.md beside this file.
+#
+#   run.sh             the protocol as the C code implements it now,
+#                      exhaustively, in four bounded configurations (two at a
+#                      time in parallel; one with count-only boundaries), the
+#                      F5 check (a covering resolve returns to running) and a
+#                      progress check (running is reachable after a
+#                      hash_mismatch is resolved); exit 0 only when spin
+#                      finds no error and both checks hold
+#   run.sh --bug       the issue-8 bug re-introduced (BUG_RECOVERY_PAST_VERIFY);
+#                      exit 0 only when spin finds the violation; prints the
+#                      counterexample
+#   run.sh --mutants   every deliberately broken variant; exit 0 only when each
+#                      one violates the property it is meant to break
+#   run.sh --findings  the findings F1-F5: the old C behaviour (OLD_PROMOTE,
+#                      OLD_RESOLVE, OLD_CLOSE_CHECK, OLD_PROMOTE_PARTIAL,
+#                      OLD_RESOLVE_SINCE_CLAIM) brings its loss back, the
+#                      client rule R2 is needed; exit 0 when every
+#                      expectation holds
+#   run.sh --deep      larger bounds, hash-compacted (about 15 minutes, up to
+#                      8 GB); exit 0 when no error
+#
+# Environment: SPIN_MEMLIM (MB per pan run, default 8000).  Everything is
+# built in a temporary directory; nothing is written beside this script.
+
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MODEL="$HERE/stream_offset_guard.pml"
+MEMLIM=${SPIN_MEMLIM:-8000}
+STORE=-DCOLLAPSE			# exhaustive; --deep uses -DHC4 (hash compaction)
+HASHW=26
+MODE=${1:-verify}
+
+# -------------------------------------------------------------- spin, gcc
+
+ensure_spin() {
+	command -v spin >/dev/null 2>&1 && return 0
+	echo "run.sh: spin is missing; installing Debian's package spin" >&2
+	local sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get install -y spin >/dev/null 2>&1 ||
+		{ $sudo apt-get update >/dev/null && $sudo apt-get install -y spin >/dev/null; }
+	command -v spin >/dev/null 2>&1 || { echo "run.sh: could not install spin" >&2; exit 2; }
+}
+ensure_spin
+command -v gcc >/dev/null 2>&1 || { echo "run.sh: gcc is missing" >&2; exit 2; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sog-model.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# ----------------------------------------------------------------- helpers
+
+# build NAME FLAGS...: spin -a and gcc in $WORK/NAME
+build() {
+	local name=$1; shift
+	local dir="$WORK/$name"
+	mkdir -p "$dir"
+	cp "$MODEL" "$dir/m.pml"
+	printf '%s\n' "$@" >"$dir/flags"
+	(cd "$dir" && spin "$@" -a m.pml >spin.out 2>&1) ||
+		{ echo "run.sh: spin -a failed for $name:" >&2; cat "$dir/spin.out" >&2; return 2; }
+	(cd "$dir" && gcc -O2 -w -DSAFETY $STORE -DMEMLIM="$MEMLIM" -o pan pan.c) ||
+		{ echo "run.sh: gcc failed for $name" >&2; return 2; }
+}
+
+# search NAME: exhaustive search; pan's report in $WORK/NAME/pan.out
+search() {
+	local dir="$WORK/$1"
+	(cd "$dir" && ./pan -m2000000 -w$HASHW >pan.out 2>&1) || true
+}
+
+# figures NAME: one line of the search's figures
+figures() {
+	local out="$WORK/$1/pan.out"
+	local states trans mem secs errs
+	states=$(awk '/states, stored/ {print $1; exit}' "$out")
+	trans=$(awk '/transitions \(= stored\+matched\)/ {print $1; exit}' "$out")
+	mem=$(awk '/total actual memory usage/ {print $1; exit}' "$out")
+	secs=$(awk '/pan: elapsed time/ {print $4; exit}' "$out")
+	errs=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -n1)
+	printf '%s states, %s transitions, %s MB, %s s, errors: %s' \
+		"${states:-?}" "${trans:-?}" "${mem:-?}" "${secs:-?}" "${errs:-?}"
+}
+
+errors_of() { sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$WORK/$1/pan.out" | head -n1; }
+
+# complete NAME: the search ran to the end (not cut by memory or depth)
+complete() {
+	local out="$WORK/$1/pan.out"
+	grep -q 'states, stored' "$out" || return 1
+	! grep -qE 'max search depth too small|out of memory|pan: reached -DMEMLIM' "$out"
+}
+
+# unreached NAME: lines of the worker and the operator whose statements the
+# search never executed (only options disabled by the configuration or a
+# flag should be listed)
+unreached() {
+	local lines
+	lines=$(awk '/^unreached in proctype (Worker|Operator)/ { on = 1; next }
+		/^unreached in/ { on = 0 }
+		on && /m\.pml:/ && !/-end-/ { sub(/^[ \t]*m\.pml:/, ""); sub(/,.*/, ""); print }' \
+		"$WORK/$1/pan.out" | sort -nu | tr '\n' ' ')
+	[ -z "$lines" ] || echo "      never executed: model lines $lines"
+}
+
+# violated NAME: which assertion the first error violated (its text)
+violated() { sed -n 's/^pan:1: \(.*\) (at depth.*/\1/p' "$WORK/$1/pan.out" | head -n1; }
+
+# story NAME: the counterexample as the steps the model prints
+story() {
+	local dir="$WORK/$1"
+	# shellcheck disable=SC2046
+	(cd "$dir" && spin -T $(cat flags) -t m.pml 2>/dev/null |
+		grep -E '^(W[0-9]|source|operator|spin: (text of failed|trail ends))' |
+		sed 's/^spin: text of failed assertion: /VIOLATED: /') || true
+}
+
+# rawtrail NAME LINES: spin -t -p, one line per step (the guard or first
+# statement of each atomic step; control-flow noise left out), last LINES
+rawtrail() {
+	local dir="$WORK/$1"
+	# shellcheck disable=SC2046
+	(cd "$dir" && spin -T $(cat flags) -t -p m.pml 2>/dev/null |
+		grep -E '^ *[0-9]+:[[:space:]]+proc' |
+		grep -vE '\[(IF|DO|\.\(goto\)|goto :b[0-9]+|\(1\)|else|sub-sequence|xp = .*|printf.*|break)\]' |
+		awk '{ if ($1 != last) { print; last = $1 } }' | tail -n "$2") || true
+}
+
+# pool NAME:FLAGS...: build each, then search them two at a time on the two
+# cores (the next starts when either finishes)
+pool() {
+	local spec name flags running=0
+	for spec in "$@"; do
+		name=${spec%%:*}; flags=${spec#*:}
+		# shellcheck disable=SC2086
+		build "$name" $flags
+	done
+	for spec in "$@"; do
+		name=${spec%%:*}
+		if [ "$running" -ge 2 ]; then wait -n || true; running=$((running - 1)); fi
+		search "$name" &
+		running=$((running + 1))
+	done
+	wait
+}
+
+# verified NAME...: (after pool) print the figures; fail unless every search
+# is complete and found no error
+verified() {
+	local failed=0 name
+	for name in "$@"; do
+		printf '%-8s %-62s %s\n' "$name" "$(tr '\n' ' ' <"$WORK/$name/flags")" "$(figures "$name")"
+		unreached "$name"
+		if ! complete "$name"; then
+			echo "   search incomplete (memory or depth): see below" >&2
+			tail -n 20 "$WORK/$name/pan.out" >&2
+			failed=1
+		elif [ "$(errors_of "$name")" != "0" ]; then
+			echo "   VIOLATION: $(violated "$name")"
+			story "$name"
+			failed=1
+		fi
+	done
+	return $failed
+}
+
+# verify_all NAME:FLAGS...: search in parallel, fail on any error
+verify_all() {
+	local spec names=()
+	pool "$@"
+	for spec in "$@"; do names+=("${spec%%:*}"); done
+	verified "${names[@]}"
+}
+
+# expected NAME PATTERN: (after pool) spin found an error whose assertion
+# text matches PATTERN
+expected() {
+	local name=$1 pattern=$2 v
+	v=$(violated "$name")
+	if [ "$(errors_of "$name")" = "0" ] || [ -z "$v" ]; then
+		printf '%-24s FAIL: no violation found (%s)\n' "$name" "$(figures "$name")"
+		return 1
+	fi
+	if ! grep -qF -- "$pattern" <<<"$v"; then
+		printf '%-24s FAIL: violated another property: %s\n' "$name" "$v"
+		return 1
+	fi
+	printf '%-24s violated as expected (%s s): %s\n' "$name" \
+		"$(awk '/pan: elapsed time/ {print $4; exit}' "$WORK/$name/pan.out")" "$v"
+}
+
+# expect_violation NAME PATTERN FLAGS...: spin must find an error whose
+# assertion text matches PATTERN
+expect_violation() {
+	local name=$1 pattern=$2; shift 2
+	pool "$name:$*"
+	expected "$name" "$pattern"
+}
+
+# the configurations (README.md, "Bounds")
+A="-DWORKERS=2 -DN=3 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2"
+B="-DWORKERS=3 -DN=2 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2"
+C="-DWORKERS=4 -DN=3 -DMAXLOSS=2 -DMAXEXP=0 -DMAXATT=2 -DMAXOPS=2"
+
+# assertion texts, as pan prints them (fragments)
+P1='(sink&(1<<'
+P2='(wit&'
+P3='>=applied)'
+P4='==gen)'
+P5='(at[xi].tk!=at[xa].tk)'
+P6='&&(gopen==0))'
+P7='(tlost&'
+P8='(del& ~(wit))'
+I1='==(gopen>0))'
+I2='(cursor>=applied)'
+I3='(rcpt==sink)'
+R12='(xrc=='
+REACH='!((xmm&&'					# REACH_MISMATCH_RUNNING
+F5='!(xmm)||(st=='					# CHECK_MISMATCH_RESOLVES
+ACCEPTED='(applied>acca)'			# REACH_PAST_ACCEPTED
+
+case "$MODE" in
+verify)
+	echo "== the protocol as the C code implements it, exhaustive search (spin $(spin -V | awk '{print $3}'))"
+	start=$(date +%s)
+	rc=0
+	pool "A:$A" "B:$B" "C:$C" "C-count:$C -DCLIENT_COUNT_ONLY" \
+		"resolves:$C -DCHECK_MISMATCH_RESOLVES" "progress:$C -DREACH_MISMATCH_RUNNING" \
+		"accepted:$A -DREACH_PAST_ACCEPTED"
+	verified A B C C-count || rc=1
+	echo "== a resolve_gap that covers a mismatched boundary returns the checkpoint to running (F5)"
+	verified resolves || rc=1
+	echo "== progress: after a hash_mismatch gap is resolved, running is reachable"
+	expected progress "$REACH" || rc=1
+	echo "== progress: after a retention loss is accepted, a recovery promotes past it (L1)"
+	expected accepted "$ACCEPTED" || rc=1
+	story accepted
+	if [ $rc -eq 0 ]; then
+		echo "== no errors ($(($(date +%s) - start)) s)"
+	else
+		echo "== FAILED ($(($(date +%s) - start)) s)"
+	fi
+	exit $rc
+	;;
+
+--bug)
+	echo "== BUG_RECOVERY_PAST_VERIFY: recovery while replaying (the bug issue 8 fixed)"
+	rc=0
+	pool "bug:$A -DBUG_RECOVERY_PAST_VERIFY" "bug-loss:$A -DBUG_RECOVERY_PAST_VERIFY -DNO_P6"
+	expected bug "$P6" || rc=1
+	echo "-- the counterexample (the steps the model prints):"
+	story bug
+	echo "-- spin -t -p, one line per step (last 60):"
+	rawtrail bug 60
+	echo
+	echo "== the same bug without the temporal-skew assertion: where it leads"
+	expected bug-loss "$P2" || rc=1
+	story bug-loss
+	[ $rc -eq 0 ] && echo "== spin found the bug's violations, as it must"
+	exit $rc
+	;;
+
+--mutants)
+	echo "== every property can fail: one broken variant each (first error reported)"
+	M="$A"
+	rc=0
+	pool "P1-double-effect:$M -DONLY=1 -DMUT_IGNORE_RECOVERY_RECEIPTS" \
+		"P2-verify-lies:$M -DONLY=2 -DMUT_VERIFY_ALWAYS_TRUE" \
+		"P3-no-max:$M -DONLY=3 -DMUT_NO_MAX" \
+		"P4-no-fence:$M -DONLY=4 -DMUT_NO_FENCE" \
+		"P5-no-cas:$M -DONLY=5 -DMUT_NO_CAS" \
+		"P6-event-replaying:$M -DONLY=6 -DMUT_EVENT_WHILE_REPLAYING" \
+		"P7-no-postfetch:$M -DONLY=7 -DCLIENT_NO_POSTFETCH_CHECK" \
+		"P8-resume-cursor:$M -DONLY=8 -DMUT_RESUME_FROM_CURSOR" \
+		"I1-report-running:$M -DONLY=9 -DMUT_REPORT_KEEPS_RUNNING" \
+		"I2-no-cursor-raise:$M -DONLY=10 -DMUT_NO_CURSOR_RAISE" \
+		"I3-no-receipt:$M -DONLY=11 -DMUT_NO_RECEIPT" \
+		"R12-promote-retry:$M -DONLY=12 -DMUT_PROMOTE_NOT_IDEMPOTENT"
+	expected P1-double-effect "$P1" || rc=1
+	expected P2-verify-lies "$P2" || rc=1
+	expected P3-no-max "$P3" || rc=1
+	expected P4-no-fence "$P4" || rc=1
+	expected P5-no-cas "$P5" || rc=1
+	expected P6-event-replaying "$P6" || rc=1
+	expected P7-no-postfetch "$P7" || rc=1
+	expected P8-resume-cursor "$P8" || rc=1
+	expected I1-report-running "$I1" || rc=1
+	expected I2-no-cursor-raise "$I2" || rc=1
+	expected I3-no-receipt "$I3" || rc=1
+	expected R12-promote-retry "$R12" || rc=1
+	exit $rc
+	;;
+
+--findings)
+	rc=0
+	start=$(date +%s)
+	pool "F1-old-promote:$A -DOLD_PROMOTE" \
+		"F2-no-postfetch:$A -DCLIENT_NO_POSTFETCH_CHECK" \
+		"F3-old-resolve:$C -DOLD_RESOLVE" \
+		"skip-old-check:$A -DCLIENT_SKIP_NOTED -DOLD_CLOSE_CHECK" \
+		"F4-old-partial:$A -DOLD_PROMOTE_PARTIAL" \
+		"F5-since-claim:$C -DCHECK_MISMATCH_RESOLVES -DOLD_RESOLVE_SINCE_CLAIM" \
+		"progress:$C -DREACH_MISMATCH_RUNNING" \
+		"skip:$A -DCLIENT_SKIP_NOTED" \
+		"helper:$C -DREACH_MISMATCH_RUNNING -DHELPER_RESOLVE" \
+		"F5A:$A -DCHECK_MISMATCH_RESOLVES"
+	echo "== F1 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE the loss comes back"
+	expected F1-old-promote "$P2" || rc=1
+	story F1-old-promote
+	echo "== F2 (client rule R2): retention checked only through begin_recovery's retained_from"
+	expected F2-no-postfetch "$P7" || rc=1
+	story F2-no-postfetch
+	echo "== F3 (fixed: gaps.c boundary_unverified): with OLD_RESOLVE the loss comes back"
+	expected F3-old-resolve "$P2" || rc=1
+	story F3-old-resolve
+	echo "== the close check (apply.c check_boundary_applied): a client applies 1, then 3 of {1 2 3}"
+	expected skip-old-check "$P2" || rc=1
+	story skip-old-check
+	echo "== F4 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes"
+	expected F4-old-partial "$P2" || rc=1
+	story F4-old-partial
+	echo "== F5 (fixed: gaps.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying"
+	expected F5-since-claim "$F5" || rc=1
+	story F5-since-claim
+	echo "== progress: running is reachable after a hash_mismatch is resolved"
+	expected progress "$REACH" || rc=1
+	story progress
+	echo "== must hold (no error): the skipping client is refused (SG004); with the previous"
+	echo "   model's HELPER_RESOLVE running is never reached after a mismatch; F5 fixed in A too"
+	verified skip helper F5A || rc=1
+	if [ $rc -eq 0 ]; then
+		echo "== every expectation holds ($(($(date +%s) - start)) s)"
+	else
+		echo "== FAILED ($(($(date +%s) - start)) s)"
+	fi
+	exit $rc
+	;;
+
+--deep)
+	echo "== larger bounds, hash-compacted (-DHC4), one at a time"
+	STORE=-DHC4
+	HASHW=28
+	MEMLIM=${SPIN_MEMLIM:-16000}
+	rc=0
+	verify_all "D:-DWORKERS=3 -DN=3 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2" || rc=1
+	verify_all "E:-DWORKERS=2 -DN=3 -DMAXLOSS=2 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2" || rc=1
+	exit $rc
+	;;
+
+*)
+	sed -n '2,20p' "$0"
+	exit 2
+	;;
+esac
