@@ -50,7 +50,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test fuzz demo tour bench model reliability test-citus
+.PHONY: test fuzz demo tour bench model reliability test-citus sanitize valgrind sqlsmith
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
 # pg_regress, isolation, TAP, fuzzing.
@@ -75,6 +75,21 @@ tour:
 # The benchmark: baselines and the extension side by side in one run.
 bench:
 	bash bench/run.sh
+
+# Memory checkers and random SQL against the extension, each in a private
+# PostgreSQL copy; each proves first that it can fail (test/sanitize/README.md).
+sanitize:
+	bash test/sanitize/sanitize.sh --selftest
+	bash test/sanitize/sanitize.sh --selftest-ubsan
+	bash test/sanitize/sanitize.sh
+
+valgrind:
+	bash test/sanitize/valgrind.sh --selftest
+	bash test/sanitize/valgrind.sh
+
+sqlsmith:
+	bash test/sanitize/sqlsmith.sh --selftest
+	bash test/sanitize/sqlsmith.sh
 
 # The protocol, model-checked with spin (model/README.md).
 model:

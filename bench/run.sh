@@ -132,7 +132,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [ -f "$DATA/postmaster.pid" ]; then
+if [ -f "$DATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
   say "a cluster is running in $DATA: stopping it"
   as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 || die "cannot stop $DATA"
 fi

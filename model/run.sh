@@ -201,6 +201,13 @@ expect_violation() {
 	expected "$name" "$pattern"
 }
 
+# finding TITLE NAME PATTERN: print the title, require the violation, print its story
+finding() {
+	echo "== $1"
+	expected "$2" "$3" || return 1
+	story "$2"
+}
+
 # the configurations (README.md, "Bounds")
 A="-DWORKERS=2 -DN=3 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2"
 B="-DWORKERS=3 -DN=2 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2"
@@ -236,9 +243,7 @@ verify)
 	verified resolves || rc=1
 	echo "== progress: after a hash_mismatch gap is resolved, running is reachable"
 	expected progress "$REACH" || rc=1
-	echo "== progress: after a retention loss is accepted, a recovery promotes past it (L1)"
-	expected accepted "$ACCEPTED" || rc=1
-	story accepted
+	finding "progress: after a retention loss is accepted, a recovery promotes past it (L1)" accepted "$ACCEPTED" || rc=1
 	if [ $rc -eq 0 ]; then
 		echo "== no errors ($(($(date +%s) - start)) s)"
 	else
@@ -257,9 +262,7 @@ verify)
 	echo "-- spin -t -p, one line per step (last 60):"
 	rawtrail bug 60
 	echo
-	echo "== the same bug without the temporal-skew assertion: where it leads"
-	expected bug-loss "$P2" || rc=1
-	story bug-loss
+	finding "the same bug without the temporal-skew assertion: where it leads" bug-loss "$P2" || rc=1
 	[ $rc -eq 0 ] && echo "== spin found the bug's violations, as it must"
 	exit $rc
 	;;
@@ -308,27 +311,13 @@ verify)
 		"skip:$A -DCLIENT_SKIP_NOTED" \
 		"helper:$C -DREACH_MISMATCH_RUNNING -DHELPER_RESOLVE" \
 		"F5A:$A -DCHECK_MISMATCH_RESOLVES"
-	echo "== F1 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE the loss comes back"
-	expected F1-old-promote "$P2" || rc=1
-	story F1-old-promote
-	echo "== F2 (client rule R2): retention checked only through begin_recovery's retained_from"
-	expected F2-no-postfetch "$P7" || rc=1
-	story F2-no-postfetch
-	echo "== F3 (fixed: gaps.c boundary_unverified): with OLD_RESOLVE the loss comes back"
-	expected F3-old-resolve "$P2" || rc=1
-	story F3-old-resolve
-	echo "== the close check (apply.c check_boundary_applied): a client applies 1, then 3 of {1 2 3}"
-	expected skip-old-check "$P2" || rc=1
-	story skip-old-check
-	echo "== F4 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes"
-	expected F4-old-partial "$P2" || rc=1
-	story F4-old-partial
-	echo "== F5 (fixed: gaps.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying"
-	expected F5-since-claim "$F5" || rc=1
-	story F5-since-claim
-	echo "== progress: running is reachable after a hash_mismatch is resolved"
-	expected progress "$REACH" || rc=1
-	story progress
+	finding "F1 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE the loss comes back" F1-old-promote "$P2" || rc=1
+	finding "F2 (client rule R2): retention checked only through begin_recovery's retained_from" F2-no-postfetch "$P7" || rc=1
+	finding "F3 (fixed: gaps.c boundary_unverified): with OLD_RESOLVE the loss comes back" F3-old-resolve "$P2" || rc=1
+	finding "the close check (apply.c check_boundary_applied): a client applies 1, then 3 of {1 2 3}" skip-old-check "$P2" || rc=1
+	finding "F4 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes" F4-old-partial "$P2" || rc=1
+	finding "F5 (fixed: gaps.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying" F5-since-claim "$F5" || rc=1
+	finding "progress: running is reachable after a hash_mismatch is resolved" progress "$REACH" || rc=1
 	echo "== must hold (no error): the skipping client is refused (SG004); with the previous"
 	echo "   model's HELPER_RESOLVE running is never reached after a mismatch; F5 fixed in A too"
 	verified skip helper F5A || rc=1
