@@ -23,6 +23,7 @@ OBJS = \
 	src/gaps.o \
 	src/operate.o \
 	src/recovery.o \
+	src/promote.o \
 	src/util.o \
 	$(WIN32RES)
 PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"

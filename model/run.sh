@@ -311,11 +311,11 @@ verify)
 		"skip:$A -DCLIENT_SKIP_NOTED" \
 		"helper:$C -DREACH_MISMATCH_RUNNING -DHELPER_RESOLVE" \
 		"F5A:$A -DCHECK_MISMATCH_RESOLVES"
-	finding "F1 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE the loss comes back" F1-old-promote "$P2" || rc=1
+	finding "F1 (fixed: promote.c page_closes_boundary): with OLD_PROMOTE the loss comes back" F1-old-promote "$P2" || rc=1
 	finding "F2 (client rule R2): retention checked only through begin_recovery's retained_from" F2-no-postfetch "$P7" || rc=1
 	finding "F3 (fixed: gaps.c boundary_unverified): with OLD_RESOLVE the loss comes back" F3-old-resolve "$P2" || rc=1
 	finding "the close check (apply.c check_boundary_applied): a client applies 1, then 3 of {1 2 3}" skip-old-check "$P2" || rc=1
-	finding "F4 (fixed: recovery.c page_closes_boundary): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes" F4-old-partial "$P2" || rc=1
+	finding "F4 (fixed: promote.c page_closes_boundary): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes" F4-old-partial "$P2" || rc=1
 	finding "F5 (fixed: gaps.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying" F5-since-claim "$F5" || rc=1
 	finding "progress: running is reachable after a hash_mismatch is resolved" progress "$REACH" || rc=1
 	echo "== must hold (no error): the skipping client is refused (SG004); with the previous"

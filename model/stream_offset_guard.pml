@@ -914,7 +914,7 @@ inline db_page_tx()
 }
 
 /*
- * recovery.c page_closes_boundary: a page whose advance reaches or passes
+ * promote.c page_closes_boundary: a page whose advance reaches or passes
  * the read cursor closes the boundary, and the receipts in (read_base,
  * cursor] must then be exactly the noted set; a page that ends inside the
  * boundary (applied < advance < cursor) cannot be checked and does not

@@ -1,0 +1,51 @@
+/*-------------------------------------------------------------------------
+ *
+ * recovery.h
+ *	  What recovery.c (begin_recovery, recovery_event, the attempt's SQL)
+ *	  shares with promote.c.  Internal to the extension.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SOG_RECOVERY_H
+#define SOG_RECOVERY_H
+
+#include "position.h"
+#include "store.h"
+
+/* One attempt (sog.recovery row), as far as the logic needs it. */
+typedef struct SogRecovery
+{
+	int64		id;
+	int64		checkpoint_id;
+	int64		generation;
+	char	   *expired_token;
+	char	   *provider;
+	SogPosition *anchor;
+	bool		anchor_inclusive;
+	SogPosition *retained_from;
+	char	   *state;
+	char	   *failure;
+	SogPosition *last_position;
+	SogPosition *advance_through;
+	char	   *successor_token;
+	bool		result_generation_isnull;
+	int64		result_generation;
+	SogPosition *result_applied;
+	char	   *result_token;
+} SogRecovery;
+
+/*
+ * Lock attempt id's checkpoint row, then read the attempt and the
+ * checkpoint on the newest snapshot; an unknown attempt is an error.
+ */
+extern void sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp);
+
+/* Is an empty page a barrier for this provider (sog.provider)? */
+extern bool sog_recovery_empty_page_is_barrier(const char *provider);
+
+/* Record promote's conclusion of attempt id (promoted or lost). */
+extern void sog_recovery_conclude(int64 id, bool promoted, int64 generation,
+								  const char *successor, const SogPosition *applied,
+								  const char *token);
+
+#endif							/* SOG_RECOVERY_H */
