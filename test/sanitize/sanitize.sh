@@ -121,7 +121,7 @@ if [ "$selftest" = 1 ]; then
 			infn = 0
 		}
 	' "$f" >"$f.new" && mv "$f.new" "$f"
-	oob_line=$(grep -nE '^	+return (p|buf)\[i\];$' "$f" | head -n 1 | cut -d: -f1)
+	oob_line=$(grep -nE '^	+return (p|buf)\[i\];$' "$f" | sed -n 1p | cut -d: -f1)
 	echo "selftest ($kind): patched sog_position_in in the copy (src/position.c) with a stack read one past an 8-byte array"
 fi
 
@@ -153,7 +153,7 @@ nreports=$SAN_NREPORTS
 crashes=$(san_crash_lines)
 if [ -n "$crashes" ]; then
 	echo "server log: a backend crashed or failed an assertion:"
-	echo "$crashes" | head -20
+	echo "$crashes" | sed -n 1,20p
 fi
 printf '%s\n' "${results[@]}"
 echo "wall time: $(($(date +%s) - t0)) s"

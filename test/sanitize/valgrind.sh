@@ -269,7 +269,7 @@ fi
 crashes=$(san_crash_lines)
 if [ -n "$crashes" ]; then
 	echo "server log: a backend crashed or failed an assertion:"
-	echo "$crashes" | head -20
+	echo "$crashes" | sed -n 1,20p
 fi
 echo "memcheck: $nlogs processes, ERROR SUMMARY: $e errors from $c contexts (after suppressions); $supps suppressed"
 [ "$unfinished" = 0 ] || echo "memcheck: $unfinished process logs end without an ERROR SUMMARY (the process did not exit through valgrind)"
