@@ -438,3 +438,17 @@ san_suite() {
 		status=1
 	fi
 }
+
+# san_cleanup_on_exit TOOL: on exit stop the cluster and remove the work
+# directory (kept with KEEP_TMP=1), keeping the script's exit status.
+san_cleanup_on_exit() {
+	SAN_TOOL=$1
+	trap san_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+san_cleanup() {
+	local rc=$?
+	san_stop
+	[ "${KEEP_TMP:-0}" = 1 ] && echo "$SAN_TOOL: KEEP_TMP=1, $SAN_DIR stays" || rm -rf "$SAN_DIR"
+	exit "$rc"
+}

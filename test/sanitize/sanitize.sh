@@ -62,14 +62,7 @@ pkgs=("${SAN_BASE_PKGS[@]}" patchelf llvm-14)
 sog_install_packages "${pkgs[@]}"
 
 if [ "$selftest" = 1 ]; then san_init "sanitize-selftest-$kind"; else san_init sanitize; fi
-cleanup() {
-	local rc=$?
-	san_stop
-	[ "$KEEP_TMP" = 1 ] && echo "sanitize: KEEP_TMP=1, $SAN_DIR stays" || rm -rf "$SAN_DIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+san_cleanup_on_exit sanitize
 
 # --- the compiler and its runtime ---------------------------------------------
 

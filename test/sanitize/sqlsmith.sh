@@ -63,14 +63,7 @@ name=sqlsmith
 [ "$SQLSMITH_SANITIZE" = 1 ] && name+=-asan
 [ "$selftest" = 1 ] && name+=-selftest
 san_init "$name"
-cleanup() {
-	local rc=$?
-	san_stop
-	[ "$KEEP_TMP" = 1 ] && echo "sqlsmith: KEEP_TMP=1, $SAN_DIR stays" || rm -rf "$SAN_DIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+san_cleanup_on_exit sqlsmith
 
 say "sqlsmith: private PostgreSQL in $SAN_PG, build"
 san_copy_pg

@@ -62,14 +62,7 @@ say "valgrind: dependencies"
 sog_install_packages "${SAN_BASE_PKGS[@]}" valgrind
 
 if [ "$selftest" = 1 ]; then san_init valgrind-selftest; else san_init valgrind; fi
-cleanup() {
-	local rc=$?
-	san_stop
-	[ "$KEEP_TMP" = 1 ] && echo "valgrind: KEEP_TMP=1, $SAN_DIR stays" || rm -rf "$SAN_DIR"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+san_cleanup_on_exit valgrind
 
 say "valgrind: private PostgreSQL in $SAN_PG, build"
 san_copy_pg
