@@ -38,7 +38,7 @@ awk -F'\t' '
         split(ev[k], tmp, " "), nerr[k] + 0, nretry[k] + 0 }
     # paired ratios: every label against (a), (b), (c); and the scale pair
     for (i = 1; i <= nk; i++) { split(order[i], p, SUBSEP)
-      nd = split("a b c cb cc", dens, " ")
+      nd = split("a b c cb cc cg", dens, " ")
       for (j = 1; j <= nd; j++) { s = pratio(p[1], dens[j], p[2], p[3])
         if (s != "") printf "ratio\t%s\t%s\t%s\t%s\t%.3f\n", p[1], dens[j], p[2], p[3], med(s) } }
     for (i = 1; i <= nk; i++) { split(order[i], p, SUBSEP)
@@ -67,11 +67,12 @@ name() {
     gd) echo "(g') apply_batch, digests in txn" ;;
     cb) echo "real client (b): offsets UPDATE" ;; cc) echo "real client (c): inbox + offsets" ;;
     cg) echo "real client (g): apply_batch, new rows only" ;;
+    ch) echo "real client (h): apply_batch_int8, new rows only" ;;
     s1) echo "scale: (g), 4 clients, 4 checkpoints" ;; s16) echo "scale: (g), 4 clients, 64 checkpoints" ;;
     *) echo "($1)" ;;
   esac
 }
-short() { case $1 in gd) echo "(g')" ;; c[bcg]) echo "client (${1#c})" ;; *) echo "($1)" ;; esac; }
+short() { case $1 in gd) echo "(g')" ;; c[bcgh]) echo "client (${1#c})" ;; *) echo "($1)" ;; esac; }
 DUR=$(sed -n 's/.*duration=\([0-9.]*\).*/\1/p' "$OUT/env.txt" 2>/dev/null | head -1)
 
 # ------------------------------------------------------------ micro figures
@@ -121,6 +122,12 @@ target() {
 for b in 1 100 1000; do for c in 1 4; do
   target "real client (g)/(b), B=$b, $c client(s)" "$(ratio cg cb $b $c)" ">=" 0.9; done; done
 for c in 1 4; do target "real client (g)/(c), B=1000, $c client(s)" "$(ratio cg cc 1000 $c)" ">=" 2.5; done
+# the same targets for (h), apply_batch_int8 (positions as bigint[]), when it ran
+if [ "$(cellv ch 1000 1 5)" != NA ]; then
+  for b in 1 100 1000; do for c in 1 4; do
+    target "real client (h)/(b), B=$b, $c client(s)" "$(ratio ch cb $b $c)" ">=" 0.9; done; done
+  for c in 1 4; do target "real client (h)/(c), B=1000, $c client(s)" "$(ratio ch cc 1000 $c)" ">=" 2.5; done
+fi
 for b in 1000 100; do for c in 1 4; do target "pgbench (g)/(b), B=$b, $c client(s)" "$(ratio g b $b $c)" ">=" 0.8; done; done
 for c in 1 4; do target "pgbench (g)/(c), B=1000, $c client(s)" "$(ratio g c 1000 $c)" ">=" 2.5; done
 for c in 1 4; do target "(f)/(b), B=1, $c client(s)" "$(ratio f b 1 $c)" ">=" 0.9; done
@@ -174,7 +181,7 @@ target "64 checkpoints / 4 checkpoints, (g) B=100, 4 clients" "$SC" ">=" 0.9
   echo
   printf '| ratio |'; for cb in $cells; do printf ' B=%s c=%s |' "${cb%:*}" "${cb#*:}"; done; echo
   printf '| --- |'; for cb in $cells; do printf ' ---: |'; done; echo
-  for pr in "cg cb" "cg cc" "cc cb" "g b" "g c" "f b" "gd b" "gd c" "c b" "d b" "e b" "g a"; do
+  for pr in "cg cb" "cg cc" "ch cb" "ch cc" "ch cg" "cc cb" "g b" "g c" "f b" "gd b" "gd c" "c b" "d b" "e b" "g a"; do
     set -- $pr
     in_labels=0; case " $labels " in *" $1 "*) in_labels=1 ;; esac; [ $in_labels = 1 ] || continue
     n1=$(short "$1"); n2=$(short "$2")
@@ -283,7 +290,7 @@ awk -F'\t' -v labels="$labels" -v cells="$cells" -v title="events/s per variant 
     nl = 0; n = split(labels, L, " "); for (i = 1; i <= n; i++) if (L[i] !~ /^s[0-9]/) lab[++nl] = L[i]
     nc = split(cells, C, " ")
     nb = 0; for (i = 1; i <= nc; i++) { split(C[i], bc, ":"); if (!(bc[1] in bi)) { bi[bc[1]] = ++nb; B[nb] = bc[1] } }
-    split("#9e9e9e #4e79a7 #f28e2b #76b7b2 #edc948 #e15759 #59a14f #8cd17d #b07aa1 #ff9da7", col, " ")
+    split("#9e9e9e #4e79a7 #f28e2b #76b7b2 #edc948 #e15759 #59a14f #8cd17d #b07aa1 #ff9da7 #9c755f #bab0ac", col, " ")
     nm["a"] = "(a) bare INSERT"; nm["b"] = "(b) + offsets UPDATE"; nm["c"] = "(c) + inbox + offsets"
     nm["d"] = "(d) + repl. origin"; nm["e"] = "(e) idempotent sink"; nm["f"] = "(f) sog.apply per event"
     nm["g"] = "(g) sog.apply_batch"; nm["gd"] = "(g'"'"') apply_batch, digests in txn"

@@ -39,8 +39,9 @@
 #   RUNS [3] DURATION [4] WARMUP [5]  runs per cell, seconds per run, warm-up s
 #   BATCHES ["1 100 1000"]  CLIENTS ["1 4"]
 #   VARIANTS ["a b c d e f g gd"]  GD_BATCHES ["100 1000"] (batch sizes for gd)
-#   CLIENT_VARIANTS ["cb cc cg"]   the real client (bench/client.c): cb = (b),
-#                                  cc = (c), cg = (g) sent over libpq's pipeline
+#   CLIENT_VARIANTS ["cb cc cg ch"] the real client (bench/client.c): cb = (b),
+#                                  cc = (c), cg = (g), ch = (g) with
+#                                  apply_batch_int8, sent over libpq's pipeline
 #                                  mode with binary parameters
 #   SCALE [1]  SCALE_B [100]       the 4 vs 64 checkpoints check
 #   RECEIPTS_N [1000000]           events for the receipts/prune phase
@@ -67,7 +68,7 @@ WARMUP=${WARMUP:-5}
 BATCHES=${BATCHES:-"1 100 1000"}
 CLIENTS=${CLIENTS:-"1 4"}
 VARIANTS=${VARIANTS:-"a b c d e f g gd"}
-CLIENT_VARIANTS=${CLIENT_VARIANTS:-"cb cc cg"}
+CLIENT_VARIANTS=${CLIENT_VARIANTS:-"cb cc cg ch"}
 GD_BATCHES=${GD_BATCHES:-"100 1000"}
 SCALE=${SCALE:-1}
 SCALE_B=${SCALE_B:-100}
@@ -307,7 +308,7 @@ script_of() { if [ "$2" = 1 ]; then echo "$HERE/pgbench/${1}_1.sql"; else echo "
 
 # run_client LABEL B CLIENTS RUN DURATION: the real client (bench/client.c,
 # libpq pipeline mode, binary parameters, client-side SHA-256) for variant
-# cb, cc or cg; recorded in results.tsv like a pgbench cell.
+# cb, cc, cg or ch; recorded in results.tsv like a pgbench cell.
 run_client() {
   local label=$1 b=$2 c=$3 r=$4 dur=$5 attempt=0
   while :; do

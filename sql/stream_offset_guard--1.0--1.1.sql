@@ -451,6 +451,21 @@ BEGIN
 END
 $$;
 
+------------------------------------------------------------------------------
+-- apply_batch for integer positions: the batch's positions as bigint[], no
+-- cast to sog.position[] (a name of its own: an overload of apply_batch
+-- would make sog.apply_batch(1, 1, '{1,2}', ...) ambiguous).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION sog.apply_batch_int8(checkpoint_id bigint, generation bigint,
+									 positions bigint[], payload_digests bytea[])
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'sog_apply_batch_int8'
+	LANGUAGE C VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) IS
+	'sog.apply_batch for integer positions (bigint[]): element i answers for event i';
+REVOKE ALL ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) FROM PUBLIC;
+
 -- grant_consumer and revoke_consumer as in 1.0, refusing on a standby first.
 CREATE OR REPLACE FUNCTION sog.grant_consumer(role regrole, consumer text DEFAULT NULL) RETURNS void
 	LANGUAGE plpgsql VOLATILE
@@ -477,6 +492,7 @@ BEGIN
 		'sog.note_read(bigint, bigint, sog.position, text, bigint), '
 		'sog.apply(bigint, bigint, sog.position, bytea), '
 		'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
+		'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]), '
 		'sog.halt(bigint, bigint, sog.position, text, bigint), '
 		'sog.verify_gap(bigint, bigint, text), '
 		'sog.skip_gap(bigint, bigint, text), '
@@ -537,6 +553,7 @@ BEGIN
 			'sog.note_read(bigint, bigint, sog.position, text, bigint), '
 			'sog.apply(bigint, bigint, sog.position, bytea), '
 			'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
+			'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]), '
 			'sog.halt(bigint, bigint, sog.position, text, bigint), '
 			'sog.verify_gap(bigint, bigint, text), '
 			'sog.skip_gap(bigint, bigint, text), '
@@ -600,6 +617,18 @@ DECLARE
 BEGIN
 	FOR r IN SELECT g.role FROM sog.role_grant g WHERE g.kind OPERATOR(pg_catalog.=) 'operator' LOOP
 		PERFORM sog.grant_operator(r);
+	END LOOP;
+END
+$$;
+
+-- Roles that were consumers before the update may call apply_batch_int8
+-- as they call apply_batch.
+DO $$
+DECLARE
+	r regrole;
+BEGIN
+	FOR r IN SELECT DISTINCT g.role FROM sog.role_grant g WHERE g.kind OPERATOR(pg_catalog.=) 'consumer' LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) TO %s', r);
 	END LOOP;
 END
 $$;

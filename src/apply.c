@@ -272,7 +272,9 @@ sog_apply(PG_FUNCTION_ARGS)
 /*
  * The events of apply_batch's two arrays, checked: one-dimensional, as
  * many positions as digests, no NULL element, 32-byte digests.  *lbound is
- * the positions' lower bound (the result keeps it).
+ * the positions' lower bound (the result keeps it).  The positions are a
+ * sog.position[] or (apply_batch_int8) a bigint[], each element converted
+ * as the cast sog.position(bigint) converts it.
  */
 static int
 batch_events(ArrayType *parr, ArrayType *darr, SogPosition ***pos,
@@ -319,7 +321,10 @@ batch_events(ArrayType *parr, ArrayType *darr, SogPosition ***pos,
 					 errdetail("The %s of element %d is NULL.",
 							   pn[i] ? "position" : "payload digest", i + 1),
 					 errhint("Remove incomplete events from the batch.")));
-		(*pos)[i] = DatumGetSogPositionP(pd[i]);
+		if (ARR_ELEMTYPE(parr) == INT8OID)
+			(*pos)[i] = sog_position_from_int64(DatumGetInt64(pd[i]), i + 1);
+		else
+			(*pos)[i] = DatumGetSogPositionP(pd[i]);
 		d = DatumGetByteaPP(dd[i]);
 		sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(d));
 		(*dig)[i] = (const uint8 *) VARDATA_ANY(d);
@@ -328,15 +333,14 @@ batch_events(ArrayType *parr, ArrayType *darr, SogPosition ***pos,
 }
 
 /*
- * SQL function: sog.apply_batch(checkpoint_id bigint, generation bigint,
- *	   positions sog.position[], payload_digests bytea[]) -> boolean[]
+ * apply_batch and apply_batch_int8 (fname, for the errors): the checkpoint
+ * id, generation, positions and digests of fcinfo's four arguments.
  *
  * The result has the subscripts of the positions array: result[i] answers
  * for positions[i], whatever the array's lower bound.
  */
-PG_FUNCTION_INFO_V1(sog_apply_batch);
-Datum
-sog_apply_batch(PG_FUNCTION_ARGS)
+static Datum
+apply_batch_call(FunctionCallInfo fcinfo, const char *fname)
 {
 	SogCheckpoint cp;
 	SogPosition **pos;
@@ -356,7 +360,7 @@ sog_apply_batch(PG_FUNCTION_ARGS)
 	result = palloc(sizeof(bool) * Max(n, 1));
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
-	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply_batch");
+	sog_check_generation(&cp, PG_GETARG_INT64(1), fname);
 	sog_store_begin();
 	apply_events(&cp, n, pos, dig, result);
 	sog_store_end();
@@ -368,6 +372,34 @@ sog_apply_batch(PG_FUNCTION_ARGS)
 		out[i] = BoolGetDatum(result[i]);
 	PG_RETURN_ARRAYTYPE_P(construct_md_array(out, NULL, 1, &n, &lbound,
 											 BOOLOID, 1, true, TYPALIGN_CHAR));
+}
+
+/*
+ * SQL function: sog.apply_batch(checkpoint_id bigint, generation bigint,
+ *	   positions sog.position[], payload_digests bytea[]) -> boolean[]
+ */
+PG_FUNCTION_INFO_V1(sog_apply_batch);
+Datum
+sog_apply_batch(PG_FUNCTION_ARGS)
+{
+	return apply_batch_call(fcinfo, "apply_batch");
+}
+
+/*
+ * SQL function: sog.apply_batch_int8(checkpoint_id bigint, generation bigint,
+ *	   positions bigint[], payload_digests bytea[]) -> boolean[]
+ *
+ * apply_batch for a client whose positions are integers (a Kafka offset, a
+ * JetStream sequence): no int8[] -> sog.position[] cast and no array of
+ * positions built for the call.  A name of its own, not an overload: with
+ * both, sog.apply_batch(1, 1, '{1,2}', ...) and ARRAY[1,2] would no longer
+ * resolve ("function is not unique").
+ */
+PG_FUNCTION_INFO_V1(sog_apply_batch_int8);
+Datum
+sog_apply_batch_int8(PG_FUNCTION_ARGS)
+{
+	return apply_batch_call(fcinfo, "apply_batch_int8");
 }
 
 /*

@@ -450,12 +450,14 @@ sog_position_hash_extended(PG_FUNCTION_ARGS)
 
 /* Casts */
 
-/* SQL function: sog.position(bigint) -> sog.position */
-PG_FUNCTION_INFO_V1(sog_position_from_int8);
-Datum
-sog_position_from_int8(PG_FUNCTION_ARGS)
+/*
+ * The position of a bigint (what the cast sog.position(bigint) gives):
+ * 22023 for a negative value, naming element (1-based) of an array when
+ * element > 0.
+ */
+SogPosition *
+sog_position_from_int64(int64 v, int element)
 {
-	int64		v = PG_GETARG_INT64(0);
 	uint8_t		enc[SOG_POS_MAX_ENCODED];
 	size_t		len;
 
@@ -463,10 +465,20 @@ sog_position_from_int8(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot convert a negative number to a position"),
+				 element > 0 ?
+				 errdetail("Element %d of the array is " INT64_FORMAT ".", element, v) :
 				 errdetail("The value is " INT64_FORMAT ".", v),
 				 errhint("Positions are non-negative integers.")));
 	len = sog_pos_from_uint64((uint64_t) v, enc);
-	PG_RETURN_SOG_POSITION_P(sog_position_from_encoding(enc, len));
+	return sog_position_from_encoding(enc, len);
+}
+
+/* SQL function: sog.position(bigint) -> sog.position */
+PG_FUNCTION_INFO_V1(sog_position_from_int8);
+Datum
+sog_position_from_int8(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_SOG_POSITION_P(sog_position_from_int64(PG_GETARG_INT64(0), 0));
 }
 
 /*
@@ -493,21 +505,8 @@ sog_positions_from_int8(PG_FUNCTION_ARGS)
 	deconstruct_array(in, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &values, &nulls, &n);
 	for (i = 0; i < n; i++)
 	{
-		int64		v;
-		uint8_t		enc[SOG_POS_MAX_ENCODED];
-		size_t		len;
-
-		if (nulls[i])
-			continue;
-		v = DatumGetInt64(values[i]);
-		if (v < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot convert a negative number to a position"),
-					 errdetail("Element %d of the array is " INT64_FORMAT ".", i + 1, v),
-					 errhint("Positions are non-negative integers.")));
-		len = sog_pos_from_uint64((uint64_t) v, enc);
-		values[i] = PointerGetDatum(sog_position_from_encoding(enc, len));
+		if (!nulls[i])
+			values[i] = PointerGetDatum(sog_position_from_int64(DatumGetInt64(values[i]), i + 1));
 	}
 	if (ARR_NDIM(in) == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(elemtype));

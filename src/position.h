@@ -31,6 +31,9 @@ typedef struct varlena SogPosition;
 /* Build a datum (palloc'd, 4-byte header) from an encoding. */
 extern SogPosition *sog_position_from_encoding(const uint8_t *enc, size_t len);
 
+/* The position of a bigint; 22023 if negative (element > 0: of an array). */
+extern SogPosition *sog_position_from_int64(int64 v, int element);
+
 /* Parse text; raises 22P02 on bad input. */
 extern SogPosition *sog_position_from_cstring(const char *str);
 

@@ -185,14 +185,16 @@ is_deeply(\@lost, [], 'no role lost a privilege');
 my %old = map { $_ => 1 } split /\n/, $privileges_before;
 my @gained = grep { !$old{$_} } split /\n/, $privileges_after;
 is_deeply(\@gained, [
+		'up_app sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
 		'up_ops sog.checkpoint_metrics SELECT',
 		'up_ops sog.prune_due() EXECUTE',
 		'up_ops sog.prune_due(bigint,bigint) EXECUTE',
 		'up_ops sog.retention_due SELECT',
 		'up_ops sog.retention_horizon(bigint) EXECUTE',
 		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
+		'up_scoped sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
 	],
-	'the operator gained the 1.1 objects, and no one else gained anything');
+	'the operator gained the 1.1 objects, the consumers apply_batch_int8, and no one anything else');
 
 #
 # behaviour after the update
@@ -210,6 +212,9 @@ sub sqlstate
 is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply_batch(1, 3, ARRAY['5', '300', '301']::sog.position[],
 	ARRAY[@{[sprintf($d, "'5'")]}, @{[sprintf($d, "'300'")]}, @{[sprintf($d, "'301'")]}])}),
 	'{f,f,t}', 'replays are duplicates, the next position applies');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply_batch_int8(1, 3, ARRAY[300, 301],
+	ARRAY[@{[sprintf($d, "'300'")]}, @{[sprintf($d, "'301'")]}])}),
+	'{f,f}', 'a consumer of 1.0 may call the new apply_batch_int8 (duplicates: nothing changes)');
 is(sqlstate('old', 'up_app', qq{SELECT sog.apply(1, 2, '302', @{[sprintf($d, "'302'")]})}),
 	'SG001', 'the fence still holds against the old generation');
 is(sqlstate('old', 'up_app', qq{SELECT sog.apply(3, 2, '41', @{[sprintf($d, "'41'")]})}),

@@ -356,6 +356,67 @@ SELECT q.ord, e.state, e.message
        LATERAL pg_temp.err(q.sql, :bcp, :bg) e
  ORDER BY q.ord;
 
+--
+-- 14. apply_batch_int8: apply_batch for integer positions (bigint[]), the
+-- caller's statement as a client with int8 offsets sends it: the sink rows
+-- are inserted from the same unnest, only where the answer is true.
+--
+SELECT id AS icp FROM sog.register('apply-int8', 'orders', '0') \gset
+SELECT generation AS ig FROM sog.claim(:icp, 'worker-1') \gset
+PREPARE int8_batch(bigint[]) AS
+  INSERT INTO sink
+  SELECT :icp, u.p::sog.position, 'payload of ' || u.p
+    FROM unnest($1, sog.apply_batch_int8(:icp, :ig, $1,
+                  ARRAY(SELECT pg_temp.d(x::text) FROM unnest($1) WITH ORDINALITY v(x, i) ORDER BY i)))
+         AS u(p, fresh)
+   WHERE u.fresh;
+EXECUTE int8_batch('{1,2,3}');
+-- Duplicates (in the batch, and of the stored receipts) insert nothing;
+-- the answers are apply_batch's.
+EXECUTE int8_batch('{3,4,4,5}');
+SELECT sog.apply_batch_int8(:icp, :ig, '{5,6,6}', ARRAY[pg_temp.d('5'), pg_temp.d('6'), pg_temp.d('6')]) AS int8,
+       sog.apply_batch(:icp, :ig, '{6,7}', ARRAY[pg_temp.d('6'), pg_temp.d('7')]) AS position;
+SELECT count(*) AS rows, string_agg(pos::text, ',' ORDER BY pos) AS positions FROM sink WHERE cp = :icp;
+SELECT applied_position FROM sog.checkpoint WHERE id = :icp;
+-- The receipts are the ones apply_batch would have stored: the same runs.
+SELECT count(*) AS receipt_rows, sum(n) AS receipts FROM sog.receipt WHERE checkpoint_id = :icp;
+SELECT string_agg(position::text || '=' || (payload_digest = pg_temp.d(position::text))::text, ' ' ORDER BY position)
+  FROM sog.receipts(:icp);
+-- The result keeps the positions' subscripts; an empty batch answers {}.
+SELECT sog.apply_batch_int8(:icp, :ig, '[0:1]={7,8}', ARRAY[pg_temp.d('7'), pg_temp.d('8')]) AS lbound_0,
+       sog.apply_batch_int8(:icp, :ig, '{}', '{}') AS empty;
+-- Beyond 2^53 and up to 2^63 - 1: the positions the cast gives.
+SELECT sog.apply_batch_int8(:icp, :ig, ARRAY[9007199254740993, 9223372036854775807],
+                            ARRAY[pg_temp.d('9007199254740993'), pg_temp.d('9223372036854775807')]) AS big;
+SELECT applied_position FROM sog.checkpoint WHERE id = :icp;
+-- Bad arguments: apply_batch's errors; a negative position is 22023 naming
+-- the element; a stale generation names apply_batch_int8.  None changes
+-- anything.
+SELECT id AS icp2 FROM sog.register('apply-int8', 'orders', '1') \gset
+SELECT generation AS ig2 FROM sog.claim(:icp2, 'worker-1') \gset
+SELECT q.ord, e.*
+  FROM (VALUES (1, $$SELECT sog.apply_batch_int8(NULL, $2, '{61}', ARRAY[pg_temp.d('61')])$$),
+               (2, $$SELECT sog.apply_batch_int8($1, NULL, '{61}', ARRAY[pg_temp.d('61')])$$),
+               (3, $$SELECT sog.apply_batch_int8($1, $2, NULL, ARRAY[pg_temp.d('61')])$$),
+               (4, $$SELECT sog.apply_batch_int8($1, $2, '{61}', NULL)$$),
+               (5, $$SELECT sog.apply_batch_int8($1, $2, '{61,62}', ARRAY[pg_temp.d('61')])$$),
+               (6, $$SELECT sog.apply_batch_int8($1, $2, '{61,NULL}', ARRAY[pg_temp.d('61'), pg_temp.d('62')])$$),
+               (7, $$SELECT sog.apply_batch_int8($1, $2, '{61,-62}', ARRAY[pg_temp.d('61'), pg_temp.d('62')])$$),
+               (8, $$SELECT sog.apply_batch_int8($1, $2, '{{61,62},{63,64}}', ARRAY[pg_temp.d('61'), pg_temp.d('62'), pg_temp.d('63'), pg_temp.d('64')])$$),
+               (9, $$SELECT sog.apply_batch_int8($1, $2, '{61,62}', ARRAY[pg_temp.d('61'), '\x0102'::bytea])$$),
+               (10, $$SELECT sog.apply_batch_int8($1, $2 - 1, '{61}', ARRAY[pg_temp.d('61')])$$),
+               (11, $$SELECT sog.apply_batch_int8(0, $2, '{61}', ARRAY[pg_temp.d('61')])$$),
+               (12, $$SELECT sog.apply_batch_int8($1, $2, '{62,61}', ARRAY[pg_temp.d('62'), pg_temp.d('61')])$$))
+       AS q(ord, sql),
+       LATERAL pg_temp.err(q.sql, :icp2, :ig2) e
+ ORDER BY q.ord \gx
+SELECT applied_position, generation FROM sog.checkpoint WHERE id = :icp2;
+SELECT count(*) AS receipts FROM sog.receipts(:icp2);
+-- An overload would have made these calls ambiguous; they resolve to
+-- sog.apply_batch as they always did.
+SELECT sog.apply_batch(:icp2, :ig2, '{1}', ARRAY[pg_temp.d('1')]) AS untyped,
+       sog.apply_batch(:icp2, :ig2, ARRAY[1, 2], ARRAY[pg_temp.d('1'), pg_temp.d('2')]) AS int4_array;
+
 -- The sink holds each applied event once, and each has a receipt unless
 -- it was pruned.
 SELECT c.consumer, count(*) AS effects, count(DISTINCT s.pos) AS distinct_positions,
