@@ -22,7 +22,11 @@
  *      WHERE fresh          (only the rows answered new are inserted)
  *   h  as g, with sog.apply_batch_int8 (positions as bigint[], no cast)
  *
- * Output, one line: variant B clients seconds transactions events events/s.
+ * Output, one line: variant B clients seconds transactions events events/s
+ * client_cpu_us backend_cpu_us: the last two are CPU microseconds per
+ * transaction, of the client processes (getrusage) and of their server
+ * backends (/proc/<pid>/stat, so only for a server on this machine; NA
+ * otherwise), over the timed loop: what a miss of a target is made of.
  * Any error ends the run with a message and exit status 1.
  */
 #include <errno.h>
@@ -31,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,6 +75,50 @@ die(PGconn *conn, const char *what)
 {
 	fprintf(stderr, "client: %s: %s", what, conn ? PQerrorMessage(conn) : "\n");
 	exit(1);
+}
+
+/* What one client process did: transactions, and CPU seconds used. */
+typedef struct Work
+{
+	long		txns;
+	double		client_cpu;
+	double		backend_cpu;	/* < 0: not readable */
+} Work;
+
+static double
+own_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* utime + stime of process pid in seconds, from /proc; < 0 if unreadable. */
+static double
+process_cpu(long pid)
+{
+	char		path[64];
+	char		line[1024];
+	char	   *p;
+	FILE	   *f;
+	unsigned long long ut;
+	unsigned long long st;
+	size_t		n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (pid <= 0 || !(f = fopen(path, "r")))
+		return -1;
+	n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	/* after "pid (comm) ": state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime */
+	if (!(p = strrchr(line, ')')) ||
+		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double) (ut + st) / sysconf(_SC_CLK_TCK);
 }
 
 /* A growing byte buffer for binary parameters. */
@@ -131,10 +180,14 @@ check(PGconn *conn, PGresult *r, ExecStatusType want, const char *what)
 	PQclear(r);
 }
 
-/* One connection's work: returns transactions done. */
-static long
+/* One connection's work. */
+static Work
 run_client(int partition)
 {
+	Work		w = {0, 0, 0};
+	long		backend = 0;
+	double		cpu0;
+	double		bcpu0;
 	PGconn	   *conn = PQconnectdb(conninfo);
 	PGresult   *r;
 	int64_t		pos;
@@ -206,9 +259,15 @@ run_client(int partition)
 							  "ON CONFLICT DO NOTHING", 2,
 							  (Oid[]) {INT4OID, INT8ARRAYOID}), PGRES_COMMAND_OK, "prepare inbox");
 	}
+	r = PQexec(conn, "SELECT pg_backend_pid()");
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+		backend = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
 	if (!PQenterPipelineMode(conn))
 		die(conn, "pipeline mode");
 
+	cpu0 = own_cpu();
+	bcpu0 = process_cpu(backend);
 	end = now() + seconds;
 	while (now() < end)
 	{
@@ -313,8 +372,13 @@ run_client(int partition)
 		pos = last;
 		txns++;
 	}
+	w.txns = txns;
+	w.client_cpu = own_cpu() - cpu0;
+	w.backend_cpu = bcpu0 < 0 ? -1 : process_cpu(backend) - bcpu0;
+	if (w.backend_cpu < 0)
+		w.backend_cpu = -1;
 	PQfinish(conn);
-	return txns;
+	return w;
 }
 
 int
@@ -324,6 +388,9 @@ main(int argc, char **argv)
 	int			i;
 	int			pipes[64][2];
 	long		total = 0;
+	double		ccpu = 0;
+	double		bcpu = 0;
+	char		bcpu_txt[32] = "NA";
 	double		t0;
 	double		elapsed;
 
@@ -359,9 +426,9 @@ main(int argc, char **argv)
 			die(NULL, "fork");
 		if (pid == 0)
 		{
-			long		n = run_client(first_partition + i);
+			Work		w = run_client(first_partition + i);
 
-			if (write(pipes[i][1], &n, sizeof(n)) != sizeof(n))
+			if (write(pipes[i][1], &w, sizeof(w)) != sizeof(w))
 				_exit(1);
 			_exit(0);
 		}
@@ -369,21 +436,27 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < clients; i++)
 	{
-		long		n = 0;
+		Work		w = {-1, 0, 0};
 		int			status;
 
-		if (read(pipes[i][0], &n, sizeof(n)) != sizeof(n))
-			n = -1;
+		if (read(pipes[i][0], &w, sizeof(w)) != sizeof(w))
+			w.txns = -1;
 		wait(&status);
-		if (n < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		if (w.txns < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		{
 			fprintf(stderr, "client: a client failed\n");
 			return 1;
 		}
-		total += n;
+		total += w.txns;
+		ccpu += w.client_cpu;
+		if (bcpu >= 0)
+			bcpu = w.backend_cpu < 0 ? -1 : bcpu + w.backend_cpu;
 	}
 	elapsed = now() - t0;
-	printf("%c %d %d %.2f %ld %ld %.0f\n", variant, batch, clients, elapsed, total,
-		   total * (long) batch, total * batch / elapsed);
+	if (bcpu >= 0 && total > 0)
+		snprintf(bcpu_txt, sizeof(bcpu_txt), "%.1f", bcpu * 1e6 / total);
+	printf("%c %d %d %.2f %ld %ld %.0f %.1f %s\n", variant, batch, clients, elapsed, total,
+		   total * (long) batch, total * batch / elapsed,
+		   total > 0 ? ccpu * 1e6 / total : 0.0, bcpu_txt);
 	return 0;
 }

@@ -300,7 +300,7 @@ run_one() {
     fi
     break
   done
-  [ "$record" = 1 ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+  [ "$record" = 1 ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tNA\tNA\n' \
       "$label" "$b" "$c" "$r" "$tps" "$ev" "${lat:-NA}" "$status" "$wpe" "$other" "$attempt" >> "$OUT/results.tsv"
   return 0
 }
@@ -325,8 +325,9 @@ run_client() {
     other=$(awk -v b="$((b1 - b0))" -v o="$((o1 - o0))" -v ms="$((t1 - t0))" -v n="$NCPU" -v hz="$CLK" \
             'BEGIN{ x = 100 * (b - o) / (ms / 1000 * hz * n); if (x < 0) x = 0; printf "%.0f", x }')
     # client output: variant B clients seconds transactions events events/s
-    local secs ntx ev tps status=ok
-    read -r _ _ _ secs ntx _ ev < <(tail -1 "$log")
+    # client-CPU-us/txn backend-CPU-us/txn
+    local secs ntx ev tps ccpu bcpu status=ok
+    read -r _ _ _ secs ntx _ ev ccpu bcpu < <(tail -1 "$log")
     if [ "$rc" != 0 ] || [ -z "${ev:-}" ]; then status="ERR(rc=$rc)"; ev=0; ntx=0; secs=1; sed 's/^/    /' "$log" | head -3; fi
     tps=$(awk -v n="$ntx" -v s="$secs" 'BEGIN{ printf "%.0f", n / s }')
     local wpe; wpe=$(awk -v w="${walb:-0}" -v n="${ntx:-0}" -v b="$b" 'BEGIN{ if (n > 0) printf "%.0f", w / (n * b); else print "NA" }')
@@ -338,8 +339,9 @@ run_client() {
     fi
     break
   done
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-      "$label" "$b" "$c" "$r" "$tps" "$ev" NA "$status" "$wpe" "$other" "$attempt" >> "$OUT/results.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+      "$label" "$b" "$c" "$r" "$tps" "$ev" NA "$status" "$wpe" "$other" "$attempt" \
+      "${ccpu:-NA}" "${bcpu:-NA}" >> "$OUT/results.tsv"
 }
 
 ncells=0
