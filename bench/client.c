@@ -27,7 +27,8 @@
  * transaction, of the client processes (getrusage) and of their server
  * backends (/proc/<pid>/stat, so only for a server on this machine; NA
  * otherwise), over the timed loop: what a miss of a target is made of.
- * Any error ends the run with a message and exit status 1.
+ * Any error ends the run with a message and exit status 1.  Needs libpq
+ * 14+ (pipeline mode) and OpenSSL 3 (EVP_MD_fetch, EVP_DigestInit_ex2).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -95,7 +96,10 @@ own_cpu(void)
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/* utime + stime of process pid in seconds, from /proc; < 0 if unreadable. */
+/*
+ * utime + stime of process pid in seconds, from /proc; < 0 if unreadable or
+ * not a postgres process (a server on another machine: the pid is not its).
+ */
 static double
 process_cpu(long pid)
 {
@@ -107,8 +111,16 @@ process_cpu(long pid)
 	unsigned long long st;
 	size_t		n;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 	if (pid <= 0 || !(f = fopen(path, "r")))
+		return -1;
+	n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	if (strncmp(line, "postgres", 8) != 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (!(f = fopen(path, "r")))
 		return -1;
 	n = fread(line, 1, sizeof(line) - 1, f);
 	fclose(f);
@@ -390,6 +402,7 @@ main(int argc, char **argv)
 	long		total = 0;
 	double		ccpu = 0;
 	double		bcpu = 0;
+	char		ccpu_txt[32] = "NA";
 	char		bcpu_txt[32] = "NA";
 	double		t0;
 	double		elapsed;
@@ -453,10 +466,11 @@ main(int argc, char **argv)
 			bcpu = w.backend_cpu < 0 ? -1 : bcpu + w.backend_cpu;
 	}
 	elapsed = now() - t0;
+	if (total > 0)
+		snprintf(ccpu_txt, sizeof(ccpu_txt), "%.1f", ccpu * 1e6 / total);
 	if (bcpu >= 0 && total > 0)
 		snprintf(bcpu_txt, sizeof(bcpu_txt), "%.1f", bcpu * 1e6 / total);
-	printf("%c %d %d %.2f %ld %ld %.0f %.1f %s\n", variant, batch, clients, elapsed, total,
-		   total * (long) batch, total * batch / elapsed,
-		   total > 0 ? ccpu * 1e6 / total : 0.0, bcpu_txt);
+	printf("%c %d %d %.2f %ld %ld %.0f %s %s\n", variant, batch, clients, elapsed, total,
+		   total * (long) batch, total * batch / elapsed, ccpu_txt, bcpu_txt);
 	return 0;
 }

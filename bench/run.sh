@@ -328,7 +328,7 @@ run_client() {
     # client-CPU-us/txn backend-CPU-us/txn
     local secs ntx ev tps ccpu bcpu status=ok
     read -r _ _ _ secs ntx _ ev ccpu bcpu < <(tail -1 "$log")
-    if [ "$rc" != 0 ] || [ -z "${ev:-}" ]; then status="ERR(rc=$rc)"; ev=0; ntx=0; secs=1; sed 's/^/    /' "$log" | head -3; fi
+    if [ "$rc" != 0 ] || [ -z "${ev:-}" ]; then status="ERR(rc=$rc)"; ev=0; ntx=0; secs=1; ccpu=NA; bcpu=NA; sed 's/^/    /' "$log" | head -3; fi
     tps=$(awk -v n="$ntx" -v s="$secs" 'BEGIN{ printf "%.0f", n / s }')
     local wpe; wpe=$(awk -v w="${walb:-0}" -v n="${ntx:-0}" -v b="$b" 'BEGIN{ if (n > 0) printf "%.0f", w / (n * b); else print "NA" }')
     say "$(printf '%-4s B=%-4s c=%s run %s/%s: %8.0f tps %9s ev/s  WAL %s B/ev  other CPU %s%%  %s' \

@@ -609,26 +609,48 @@ REVOKE ALL ON FUNCTION sog.set_retention(text, bigint, numeric, interval),
 	sog.retention_horizon(bigint), sog.prune_due(bigint, bigint) FROM PUBLIC;
 REVOKE ALL ON PROCEDURE sog.prune_due() FROM PUBLIC;
 
--- Roles that were operators before the update get what grant_operator
--- gives now.
-DO $$
+------------------------------------------------------------------------------
+-- Grants of roles granted before the update.  The update grants nothing
+-- itself: a GRANT run by an extension script is recorded as the object's
+-- initial privilege (pg_init_privs), which pg_dump leaves out, so a
+-- database restored from a dump would silently lose it.  Instead the owner
+-- runs sog.refresh_grants() after the update (and may after any restore):
+-- every role of sog.role_grant then gets what its grant function gives
+-- now, as ordinary grants that pg_dump carries.
+------------------------------------------------------------------------------
+
+CREATE FUNCTION sog.refresh_grants() RETURNS integer
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
 DECLARE
-	r regrole;
+	g record;
+	n integer := 0;
 BEGIN
-	FOR r IN SELECT g.role FROM sog.role_grant g WHERE g.kind OPERATOR(pg_catalog.=) 'operator' LOOP
-		PERFORM sog.grant_operator(r);
+	PERFORM sog.refuse_during_recovery('refresh grants');
+	-- roles dropped since their grant are skipped (their rows stay for the audit)
+	FOR g IN SELECT r.role, r.kind, r.consumer FROM sog.role_grant r
+			  WHERE EXISTS (SELECT FROM pg_catalog.pg_roles a WHERE a.oid OPERATOR(pg_catalog.=) r.role)
+			  ORDER BY r.kind, r.role::text, r.consumer LOOP
+		IF g.kind OPERATOR(pg_catalog.=) 'operator' THEN
+			PERFORM sog.grant_operator(g.role);
+		ELSE
+			PERFORM sog.grant_consumer(g.role, g.consumer);
+		END IF;
+		n := n + 1;
 	END LOOP;
+	RETURN n;
 END
 $$;
+COMMENT ON FUNCTION sog.refresh_grants() IS
+	'gives every role of sog.role_grant what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE); returns the grants refreshed';
+REVOKE ALL ON FUNCTION sog.refresh_grants() FROM PUBLIC;
 
--- Roles that were consumers before the update may call apply_batch_int8
--- as they call apply_batch.
 DO $$
-DECLARE
-	r regrole;
 BEGIN
-	FOR r IN SELECT DISTINCT g.role FROM sog.role_grant g WHERE g.kind OPERATOR(pg_catalog.=) 'consumer' LOOP
-		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) TO %s', r);
-	END LOOP;
+	IF EXISTS (SELECT FROM sog.role_grant) THEN
+		RAISE WARNING 'roles granted before the update do not have the functions 1.1 adds yet'
+			USING HINT = 'Run SELECT sog.refresh_grants(); as the extension''s owner.';
+	END IF;
 END
 $$;

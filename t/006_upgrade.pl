@@ -171,7 +171,10 @@ my $before = $node->safe_psql('old', $tables);
 #
 # the update
 #
-$node->safe_psql('old', 'ALTER EXTENSION stream_offset_guard UPDATE');
+my ($update_rc, $update_out, $update_err) = $node->psql('old', 'ALTER EXTENSION stream_offset_guard UPDATE');
+is($update_rc, 0, 'ALTER EXTENSION UPDATE succeeds');
+like($update_err, qr/WARNING:  roles granted before the update do not have the functions 1\.1 adds yet\nHINT:  Run SELECT sog\.refresh_grants\(\);/,
+	'and tells the owner to refresh the grants');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
 	'1.1', 'updated to 1.1');
 is($node->safe_psql('old', $tables), $before, 'every row of every table is as it was');
@@ -184,6 +187,15 @@ my @lost = grep { !$after{$_} } split /\n/, $privileges_before;
 is_deeply(\@lost, [], 'no role lost a privilege');
 my %old = map { $_ => 1 } split /\n/, $privileges_before;
 my @gained = grep { !$old{$_} } split /\n/, $privileges_after;
+is_deeply(\@gained, [], 'the update itself grants no role anything (pg_dump would not carry it)');
+# sog.refresh_grants(): what each role's grant function gives now, as
+# ordinary grants
+is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'refresh_grants refreshes the three grants');
+$privileges_after = $node->safe_psql('old', $privileges);
+%after = map { $_ => 1 } split /\n/, $privileges_after;
+@lost = grep { !$after{$_} } split /\n/, $privileges_before;
+is_deeply(\@lost, [], 'no role lost a privilege');
+@gained = grep { !$old{$_} } split /\n/, $privileges_after;
 is_deeply(\@gained, [
 		'up_app sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
 		'up_ops sog.checkpoint_metrics SELECT',
@@ -194,7 +206,17 @@ is_deeply(\@gained, [
 		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
 		'up_scoped sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
 	],
-	'the operator gained the 1.1 objects, the consumers apply_batch_int8, and no one anything else');
+	'then the operator has the 1.1 objects, the consumers apply_batch_int8, and no one anything else');
+is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'a second refresh is harmless');
+is($node->safe_psql('old', $privileges), $privileges_after, 'and changes nothing');
+is($node->psql('old', 'SET ROLE up_app; SELECT sog.refresh_grants()'), 3, 'a consumer may not refresh grants');
+# a role dropped after its grant (its privileges revoked by DROP OWNED):
+# its row stays in sog.role_grant and refresh_grants skips it
+$node->safe_psql('old', q{CREATE ROLE up_gone; SELECT sog.grant_consumer('up_gone');
+	DROP OWNED BY up_gone; DROP ROLE up_gone});
+is($node->safe_psql('old', q{SELECT count(*) FROM sog.role_grant}), '4', 'a dropped role leaves its grant row');
+is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'refresh_grants skips it');
+$node->safe_psql('old', q{DELETE FROM sog.role_grant r WHERE NOT EXISTS (SELECT FROM pg_roles a WHERE a.oid = r.role)});
 
 #
 # behaviour after the update
@@ -307,6 +329,8 @@ command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), 
 	'restores into a new database (the extension created at 1.1)');
 is($node->safe_psql('restored', $tables), $node->safe_psql('old', $tables), 'with the same rows');
 is($node->safe_psql('restored', q{SELECT count(*) FROM sog.retention}), '1', 'and the retention policy');
+is($node->safe_psql('restored', $privileges), $node->safe_psql('old', $privileges),
+	'and every role has the privileges it had, the refreshed ones too');
 
 SogTest::storage_verifies($node, $_) for qw(old fresh restored);
 $node->stop;

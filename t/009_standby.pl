@@ -56,6 +56,7 @@ my @stateful = (
 	[ 'sb_app', qq{SELECT sog.note_read(1, 1, '120', $hash, 20)} ],
 	[ 'sb_app', qq{SELECT sog.apply(1, 1, '101', $d)} ],
 	[ 'sb_app', qq{SELECT sog.apply_batch(1, 1, '{101,102}', ARRAY[$d, $d])} ],
+	[ 'sb_app', qq{SELECT sog.apply_batch_int8(1, 1, '{101,102}', ARRAY[$d, $d])} ],
 	[ 'sb_app', qq{SELECT sog.halt(1, 1, '100', NULL, 0)} ],
 	[ 'sb_app', qq{SELECT sog.verify_gap(1, 1, $hash)} ],
 	[ 'sb_app', q{SELECT sog.skip_gap(1, 1, 'operator_accepted')} ],
@@ -70,7 +71,8 @@ my @stateful = (
 	[ 'sb_ops', q{CALL sog.prune_due()} ],
 	[ 'postgres', q{SELECT sog.grant_consumer('sb_ops')} ],
 	[ 'postgres', q{SELECT sog.revoke_consumer('sb_app')} ],
-	[ 'postgres', q{SELECT sog.grant_operator('sb_app')} ],);
+	[ 'postgres', q{SELECT sog.grant_operator('sb_app')} ],
+	[ 'postgres', q{SELECT sog.refresh_grants()} ],);
 
 my $state_before = $standby->safe_psql('postgres',
 	q{SELECT md5(string_agg(c::text, '|' ORDER BY id)) FROM sog.checkpoint c});

@@ -136,6 +136,20 @@ SELECT sog.revoke_consumer('regress_access_ab');
 SET ROLE regress_access_ab;
 SELECT state, message FROM pg_temp.err($$SELECT sog.owner_check($1, 0)$$, :a);
 RESET ROLE;
+-- ... every consumer function's, apply_batch_int8's too
+SELECT p.oid::regprocedure AS still_executable
+  FROM pg_proc p
+ WHERE p.pronamespace = 'sog'::regnamespace
+   AND p.proname IN ('claim', 'apply', 'apply_batch', 'apply_batch_int8', 'note_read', 'halt')
+   AND has_function_privilege('regress_access_ab', p.oid, 'EXECUTE');
+-- sog.refresh_grants() gives each granted role what its grant function
+-- gives now (after an update); the owner's only.
+SELECT sog.refresh_grants() > 0 AS refreshed,
+       has_function_privilege('regress_access_a', 'sog.apply_batch_int8(bigint,bigint,bigint[],bytea[])', 'EXECUTE') AS a_int8,
+       has_function_privilege('regress_access_ab', 'sog.apply_batch_int8(bigint,bigint,bigint[],bytea[])', 'EXECUTE') AS ab_int8;
+SET ROLE regress_access_a;
+SELECT state FROM pg_temp.err($$SELECT sog.refresh_grants()$$);
+RESET ROLE;
 -- An unscoped grant after scoped ones covers every consumer; a scoped one
 -- after an unscoped one is a notice and changes nothing.
 SELECT sog.grant_consumer('regress_access_a');
