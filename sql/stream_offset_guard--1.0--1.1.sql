@@ -610,6 +610,37 @@ REVOKE ALL ON FUNCTION sog.set_retention(text, bigint, numeric, interval),
 REVOKE ALL ON PROCEDURE sog.prune_due() FROM PUBLIC;
 
 ------------------------------------------------------------------------------
+-- sog.status shows a role only the checkpoints it may see: a consumer
+-- granted for some consumer names sees theirs, not the others' owners and
+-- positions (1.0 showed every row).  A security barrier, so that no
+-- function in a caller's WHERE sees the rows filtered out.
+------------------------------------------------------------------------------
+
+CREATE FUNCTION sog.may_see(consumer text) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'sog_may_see'
+	LANGUAGE C STABLE;
+COMMENT ON FUNCTION sog.may_see(text) IS
+	'whether the session''s role may see checkpoints of this consumer (its grants, an operator''s, the owner''s): the row filter of sog.status';
+
+CREATE OR REPLACE VIEW sog.status WITH (security_barrier = true) AS
+SELECT c.id AS checkpoint_id, c.consumer, c.stream, c."partition", c.state,
+	   c.owner, c.generation, c.applied_position, c.source_cursor,
+	   CASE WHEN sog.position_components(c.source_cursor) OPERATOR(pg_catalog.=) 1
+			 AND sog.position_components(c.applied_position) OPERATOR(pg_catalog.=) 1
+			THEN sog.position_to_numeric(c.source_cursor)
+				 OPERATOR(pg_catalog.-) sog.position_to_numeric(c.applied_position)
+	   END AS lag,
+	   c.read_count AS buffered_count,
+	   (SELECT pg_catalog.count(*) FROM sog.gap g
+		 WHERE g.checkpoint_id OPERATOR(pg_catalog.=) c.id AND g.resolved_at IS NULL) AS open_gaps,
+	   (SELECT pg_catalog.count(*) FROM sog.recovery r
+		 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id AND r.state OPERATOR(pg_catalog.=) 'open') AS open_recoveries,
+	   c.updated_at
+  FROM sog.checkpoint c
+ WHERE sog.may_see(c.consumer);
+COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, owner, positions, lag, open gaps';
+
+------------------------------------------------------------------------------
 -- Grants of roles granted before the update.  The update grants nothing
 -- itself: a GRANT run by an extension script is recorded as the object's
 -- initial privilege (pg_init_privs), which pg_dump leaves out, so a
@@ -643,7 +674,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION sog.refresh_grants() IS
-	'gives every role of sog.role_grant what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE); returns the grants refreshed';
+	'gives every role of sog.role_grant what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE); returns the number of grant rows re-applied';
 REVOKE ALL ON FUNCTION sog.refresh_grants() FROM PUBLIC;
 
 DO $$

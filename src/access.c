@@ -24,7 +24,8 @@
  * The grant table is read on every check, on the newest snapshot, with the
  * table access method (a sequential scan: it holds a few rows per role).
  * Nothing is cached across calls, so a grant or a revoke takes effect at the
- * next call after it commits.
+ * next call after it commits.  sog.may_see (the row filter of sog.status)
+ * reads it once per query.
  *
  *-------------------------------------------------------------------------
  */
@@ -270,6 +271,61 @@ sog_check_consumer_access(PG_FUNCTION_ARGS)
 	sog_tables_refresh();		/* sog.role_grant must be this node's */
 	sog_check_access(0, consumer, SOG_ACCESS_CONSUMER);
 	PG_RETURN_VOID();
+}
+
+/*
+ * SQL function: sog.may_see(consumer text) -> boolean
+ *
+ * Whether the session's current role may see the checkpoints of this
+ * consumer: the rows sog.status shows it.  True for the roles that
+ * sog_check_access lets act on them (superusers, the extension's owner, a
+ * consumer grant for the name or for every consumer) and for operators.
+ * The role's grants are read once per query (cached in fn_extra for the
+ * current role: a SET ROLE in between reads them again).
+ */
+typedef struct SogSeeCache
+{
+	Oid			user;
+	bool		all;			/* superuser, owner, operator or every consumer */
+	SogGrants	g;
+} SogSeeCache;
+
+PG_FUNCTION_INFO_V1(sog_may_see);
+Datum
+sog_may_see(PG_FUNCTION_ARGS)
+{
+	SogSeeCache *c = fcinfo->flinfo->fn_extra;
+	Oid			user = GetOuterUserId();
+	char	   *consumer;
+	ListCell   *lc;
+
+	if (c == NULL || c->user != user)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		Oid			owner;
+
+		c = palloc0(sizeof(SogSeeCache));
+		c->user = user;
+		if (superuser_arg(user) ||
+			(OidIsValid(owner = extension_owner()) && has_privs_of_role(user, owner)))
+			c->all = true;
+		else
+		{
+			read_grants(user, &c->g);
+			c->all = c->g.operator || c->g.all_consumers;
+		}
+		MemoryContextSwitchTo(old);
+		fcinfo->flinfo->fn_extra = c;
+	}
+	if (c->all)
+		PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_BOOL(false);
+	consumer = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	foreach(lc, c->g.consumers)
+		if (strcmp((char *) lfirst(lc), consumer) == 0)
+			PG_RETURN_BOOL(true);
+	PG_RETURN_BOOL(false);
 }
 
 /*

@@ -91,6 +91,9 @@ position_parse(const char *str, size_t len, const char *shown, int sqlstate,
 						(errcode(sqlstate),
 						 errmsg("invalid input syntax for type %s: \"%s\"",
 								"position", shown),
+						 (err == SOG_POS_ERR_EMPTY_COMPONENT && len > 1 && str[0] == '-' &&
+						  str[1] >= '0' && str[1] <= '9') ?
+						 errdetail("Positions are not negative: a leading \"-\" is not a sign.") :
 						 errdetail("%s", parse_error_detail(err)),
 						 errhint("Write a position as 1 to 8 non-negative integers joined by \"-\", for example \"42\" or \"1700000000000-3\".")));
 		return NULL;

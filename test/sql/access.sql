@@ -38,9 +38,9 @@ SELECT sog.commit_page(:a, :ga, NULL, 'T1'), sog.commit_page(:c, :gc, NULL, 'T1'
 SELECT id AS ra FROM sog.begin_recovery(:a, :ga, 'T1', NULL, '1', true) \gset
 SELECT id AS rc FROM sog.begin_recovery(:c, :gc, 'T1', NULL, '1', true) \gset
 
--- every(cp, gen, rid): each stateful function of a consumer, called on
--- checkpoint cp: the SQLSTATE each one ends with.
-CREATE FUNCTION pg_temp.every(cp bigint, gen bigint, rid bigint,
+-- every(cp, gen, rid, cname): each stateful function of a consumer, called
+-- on checkpoint cp of consumer cname: the SQLSTATE each one ends with.
+CREATE FUNCTION pg_temp.every(cp bigint, gen bigint, rid bigint, cname text,
                               OUT fn text, OUT state text)
 RETURNS SETOF record
 LANGUAGE plpgsql AS $$
@@ -48,7 +48,7 @@ DECLARE
 	q record;
 BEGIN
 	FOR q IN SELECT * FROM (VALUES
-		('register', format($q$SELECT sog.register(consumer, 'orders', '0') FROM sog.status WHERE checkpoint_id = %s$q$, cp)),
+		('register', format($q$SELECT sog.register(%L, 'orders', '0')$q$, cname)),
 		('claim', format($q$SELECT sog.claim(%s, 'intruder')$q$, cp)),
 		('note_read', format($q$SELECT sog.note_read(%s, %s, '1', NULL, NULL)$q$, cp, gen)),
 		('apply', format($q$SELECT sog.apply(%s, %s, '1', sog.payload_digest('1'))$q$, cp, gen)),
@@ -81,7 +81,7 @@ $$;
 -- everywhere; operator functions are not granted (42501 too).
 SET ROLE regress_access_a;
 SELECT a.fn, a.state AS "on access-a", c.state AS "on access-c"
-  FROM pg_temp.every(:a, :ga, :ra) a JOIN pg_temp.every(:c, :gc, :rc) c USING (fn);
+  FROM pg_temp.every(:a, :ga, :ra, 'access-a') a JOIN pg_temp.every(:c, :gc, :rc, 'access-c') c USING (fn);
 -- The detail names the checkpoint, the role and its consumers.
 SELECT * FROM pg_temp.err($$SELECT sog.apply($1, $2, '2', sog.payload_digest('2'))$$, :c, :gc) \gx
 SELECT * FROM pg_temp.err($$SELECT sog.register('access-new', 'orders', '0')$$) \gx
@@ -98,6 +98,40 @@ SELECT sog.owner_check(:a, :ga) AS a_owned;
 SELECT state FROM pg_temp.err($$SELECT sog.owner_check($1, 0)$$, :c);
 SET ROLE regress_access_all;
 SELECT sog.owner_check(:a, :ga) AS a_owned, sog.owner_check(:c, :gc) AS c_owned;
+RESET ROLE;
+
+-- sog.status shows each role the checkpoints it may see: a scoped role its
+-- consumers' (a member what its role may), every consumer's for an
+-- unscoped consumer grant, an operator and the owner (a role without a
+-- grant may not read it at all).  A security barrier: a function in the
+-- caller's WHERE never sees the rows filtered out.
+CREATE FUNCTION pg_temp.leak(x text) RETURNS boolean
+LANGUAGE plpgsql COST 0.0000001 AS $$
+BEGIN
+	RAISE NOTICE 'leak sees %', x;
+	RETURN true;
+END
+$$;
+SET ROLE regress_access_a;
+SELECT string_agg(consumer, ',' ORDER BY consumer) AS a_sees FROM sog.status WHERE consumer LIKE 'access-%';
+SELECT count(*) AS leaked FROM sog.status WHERE consumer LIKE 'access-%' AND pg_temp.leak(consumer);
+SET ROLE regress_access_ab;
+SELECT string_agg(consumer, ',' ORDER BY consumer) AS ab_sees FROM sog.status WHERE consumer LIKE 'access-%';
+SET ROLE regress_access_member;
+SELECT string_agg(consumer, ',' ORDER BY consumer) AS member_sees FROM sog.status WHERE consumer LIKE 'access-%';
+SET ROLE regress_access_all;
+SELECT string_agg(consumer, ',' ORDER BY consumer) AS all_sees FROM sog.status WHERE consumer LIKE 'access-%';
+SET ROLE regress_access_op;
+SELECT string_agg(consumer, ',' ORDER BY consumer) AS op_sees FROM sog.status WHERE consumer LIKE 'access-%';
+RESET ROLE;
+SELECT string_agg(consumer, ',' ORDER BY consumer) AS owner_sees FROM sog.status WHERE consumer LIKE 'access-%';
+-- sog.may_see itself: PUBLIC may call it; it tells only the caller's own case.
+SET ROLE regress_access_manual;
+SELECT sog.may_see('access-a') AS manual_a, sog.may_see(NULL) AS manual_null;
+SET ROLE regress_access_a;
+SELECT sog.may_see('access-a') AS a_a, sog.may_see('access-c') AS a_c, sog.may_see(NULL) AS a_null;
+RESET ROLE;
+SET ROLE regress_access_all;
 SELECT count(*) AS c_gaps FROM sog.gaps(:c);
 RESET ROLE;
 
