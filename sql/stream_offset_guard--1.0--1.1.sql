@@ -461,7 +461,7 @@ CREATE FUNCTION sog.apply_batch_int8(checkpoint_id bigint, generation bigint,
 									 positions bigint[], payload_digests bytea[])
 	RETURNS boolean[]
 	AS 'MODULE_PATHNAME', 'sog_apply_batch_int8'
-	LANGUAGE C VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+	LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) IS
 	'sog.apply_batch for integer positions (bigint[]): element i answers for event i';
 REVOKE ALL ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) FROM PUBLIC;
@@ -616,9 +616,11 @@ REVOKE ALL ON PROCEDURE sog.prune_due() FROM PUBLIC;
 -- function in a caller's WHERE sees the rows filtered out.
 ------------------------------------------------------------------------------
 
+-- PARALLEL RESTRICTED: it reads sog.role_grant on the newest snapshot,
+-- which a parallel worker cannot take.
 CREATE FUNCTION sog.may_see(consumer text) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'sog_may_see'
-	LANGUAGE C STABLE;
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION sog.may_see(text) IS
 	'whether the session''s role may see checkpoints of this consumer (its grants, an operator''s, the owner''s): the row filter of sog.status';
 
@@ -651,7 +653,7 @@ COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, o
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION sog.refresh_grants() RETURNS integer
-	LANGUAGE plpgsql VOLATILE
+	LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE

@@ -186,33 +186,50 @@ subject(int64 checkpoint_id, const char *consumer)
 		psprintf("consumer \"%s\"", sog_cut(consumer));
 }
 
+/* Superusers and roles with the privileges of the extension's owner pass without a grant. */
+static bool
+privileged(Oid user)
+{
+	Oid			owner;
+
+	if (superuser_arg(user))
+		return true;
+	owner = extension_owner();
+	return OidIsValid(owner) && has_privs_of_role(user, owner);
+}
+
+/* Whether grants g allow kinds of access to checkpoints of consumer. */
+static bool
+grants_allow(const SogGrants *g, const char *consumer, int kinds)
+{
+	ListCell   *lc;
+
+	if ((kinds & SOG_ACCESS_OPERATOR) && g->operator)
+		return true;
+	if (kinds & SOG_ACCESS_CONSUMER)
+	{
+		if (g->all_consumers)
+			return true;
+		foreach(lc, g->consumers)
+			if (consumer && strcmp((char *) lfirst(lc), consumer) == 0)
+				return true;
+	}
+	return false;
+}
+
 void
 sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
 {
 	Oid			user = GetOuterUserId();
 	SogGrants	g;
-	ListCell   *lc;
-	Oid			owner;
 	char	   *rolename;
 	char	   *what = NULL;
 
-	if (superuser_arg(user))
+	if (privileged(user))
 		return;
-	owner = extension_owner();
-	if (OidIsValid(owner) && has_privs_of_role(user, owner))
-		return;
-
 	read_grants(user, &g);
-	if ((kinds & SOG_ACCESS_OPERATOR) && g.operator)
+	if (grants_allow(&g, consumer, kinds))
 		return;
-	if (kinds & SOG_ACCESS_CONSUMER)
-	{
-		if (g.all_consumers)
-			return;
-		foreach(lc, g.consumers)
-			if (consumer && strcmp((char *) lfirst(lc), consumer) == 0)
-				return;
-	}
 
 	rolename = GetUserNameFromId(user, false);
 	what = subject(checkpoint_id, consumer);
@@ -286,7 +303,7 @@ sog_check_consumer_access(PG_FUNCTION_ARGS)
 typedef struct SogSeeCache
 {
 	Oid			user;
-	bool		all;			/* superuser, owner, operator or every consumer */
+	bool		privileged;
 	SogGrants	g;
 } SogSeeCache;
 
@@ -296,36 +313,22 @@ sog_may_see(PG_FUNCTION_ARGS)
 {
 	SogSeeCache *c = fcinfo->flinfo->fn_extra;
 	Oid			user = GetOuterUserId();
-	char	   *consumer;
-	ListCell   *lc;
 
 	if (c == NULL || c->user != user)
 	{
 		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-		Oid			owner;
 
 		c = palloc0(sizeof(SogSeeCache));
 		c->user = user;
-		if (superuser_arg(user) ||
-			(OidIsValid(owner = extension_owner()) && has_privs_of_role(user, owner)))
-			c->all = true;
-		else
-		{
+		c->privileged = privileged(user);
+		if (!c->privileged)
 			read_grants(user, &c->g);
-			c->all = c->g.operator || c->g.all_consumers;
-		}
 		MemoryContextSwitchTo(old);
 		fcinfo->flinfo->fn_extra = c;
 	}
-	if (c->all)
-		PG_RETURN_BOOL(true);
-	if (PG_ARGISNULL(0))
-		PG_RETURN_BOOL(false);
-	consumer = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	foreach(lc, c->g.consumers)
-		if (strcmp((char *) lfirst(lc), consumer) == 0)
-			PG_RETURN_BOOL(true);
-	PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(c->privileged ||
+				   grants_allow(&c->g, PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0)),
+								SOG_ACCESS_ANY));
 }
 
 /*

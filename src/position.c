@@ -56,6 +56,8 @@ parse_error_detail(SogPosParseError err)
 			return "A position has at most 8 components.";
 		case SOG_POS_ERR_TOO_LONG:
 			return "A component has at most 160 digits once leading zeros are dropped.";
+		case SOG_POS_ERR_SIGN:
+			return "Positions are not negative: a leading \"-\" is not a sign.";
 		case SOG_POS_OK:
 			break;
 	}
@@ -91,9 +93,6 @@ position_parse(const char *str, size_t len, const char *shown, int sqlstate,
 						(errcode(sqlstate),
 						 errmsg("invalid input syntax for type %s: \"%s\"",
 								"position", shown),
-						 (err == SOG_POS_ERR_EMPTY_COMPONENT && len > 1 && str[0] == '-' &&
-						  str[1] >= '0' && str[1] <= '9') ?
-						 errdetail("Positions are not negative: a leading \"-\" is not a sign.") :
 						 errdetail("%s", parse_error_detail(err)),
 						 errhint("Write a position as 1 to 8 non-negative integers joined by \"-\", for example \"42\" or \"1700000000000-3\".")));
 		return NULL;

@@ -65,9 +65,11 @@ sog_pos_parse(const char *text, size_t len, uint8_t *out, size_t *outlen)
 			i++;
 		if (i == cstart)
 		{
-			/* no digit here: either a stray byte or an empty component */
+			/* no digit here: a stray byte, a minus sign or an empty component */
 			if (i < end && text[i] != '-')
 				return SOG_POS_ERR_CHAR;
+			if (i == start && i + 1 < end && text[i + 1] >= '0' && text[i + 1] <= '9')
+				return SOG_POS_ERR_SIGN;
 			return SOG_POS_ERR_EMPTY_COMPONENT;
 		}
 		if (i < end && text[i] != '-')

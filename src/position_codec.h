@@ -55,7 +55,8 @@ typedef enum SogPosParseError
 	SOG_POS_ERR_CHAR,			/* a byte that is not a digit or '-' */
 	SOG_POS_ERR_EMPTY_COMPONENT,	/* leading, trailing or doubled '-' */
 	SOG_POS_ERR_TOO_MANY,		/* more than 8 components */
-	SOG_POS_ERR_TOO_LONG		/* a component over 160 significant digits */
+	SOG_POS_ERR_TOO_LONG,		/* a component over 160 significant digits */
+	SOG_POS_ERR_SIGN			/* a leading '-' before a digit: a minus sign */
 } SogPosParseError;
 
 /*

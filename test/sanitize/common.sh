@@ -117,6 +117,27 @@ san_build() {
 		make -C "$SAN_TREE" -s "${SAN_MAKEOPTS[@]}" install >/dev/null
 }
 
+# san_selftest_anchors FILE LINE...: each LINE is a whole line of FILE,
+# as it is (the places a self-test patches in the copy); else the
+# self-test would patch nothing, so it stops here.
+san_selftest_anchors() {
+	local f=$1 line
+	shift
+	for line in "$@"; do
+		grep -qxF -- "$line" "$f" || {
+			echo "$SAN_NAME: selftest: the anchor \"$line\" is no longer a line of $f; update the selftest" >&2
+			return 1
+		}
+	done
+}
+
+# san_asan_build: after san_asan_toolchain and san_copy_tree.  Builds the
+# copy with ASan and UBSan, checks the module is instrumented and sets
+# SAN_ENV (san_asan_env).
+san_asan_build() {
+	san_build $SAN_SANFLAGS -O1 -g && san_asan_check_so && san_asan_env
+}
+
 # Run a command as the cluster's OS user, with the libpq variables set.
 san_as_pg() {
 	local envs=(PATH="$PATH" PGHOST="$SAN_SOCK" PGPORT="$SAN_PORT" PGUSER=postgres

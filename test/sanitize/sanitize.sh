@@ -81,11 +81,8 @@ if [ "$selftest" = 1 ]; then
 	# indexing, and the pointer goes through a volatile so that its
 	# object-size check cannot see it either), as an array index for UBSan.
 	f=$SAN_TREE/src/position.c
-	grep -q '^PG_FUNCTION_INFO_V1(sog_position_in);$' "$f" &&
-		grep -q '^	char	   \*str = PG_GETARG_CSTRING(0);$' "$f" || {
-		echo "sanitize: selftest: the anchors in src/position.c moved; update the selftest" >&2
-		exit 1
-	}
+	san_selftest_anchors "$f" 'PG_FUNCTION_INFO_V1(sog_position_in);' \
+		'	char	   *str = PG_GETARG_CSTRING(0);'
 	awk -v kind="$kind" '
 		/^PG_FUNCTION_INFO_V1\(sog_position_in\);$/ {
 			print "static char sog_selftest_oob(const char *s);"
@@ -118,9 +115,7 @@ if [ "$selftest" = 1 ]; then
 	echo "selftest ($kind): patched sog_position_in in the copy (src/position.c) with a stack read one past an 8-byte array"
 fi
 
-san_build $SAN_SANFLAGS -O1 -g
-san_asan_check_so
-san_asan_env
+san_asan_build
 
 # --- the cluster ----------------------------------------------------------------
 

@@ -73,12 +73,8 @@ if [ "$selftest" = 1 ]; then
 	# null pointer in sqlsmith's sessions (application_name sqlsmith::dut)
 	# only, so that the state script still runs.
 	f=$SAN_TREE/src/position.c
-	grep -q '^#include "utils/builtins.h"$' "$f" &&
-		grep -q '^PG_FUNCTION_INFO_V1(sog_position_out);$' "$f" &&
-		grep -q '^	SogPosition \*p = PG_GETARG_SOG_POSITION_P(0);$' "$f" || {
-		echo "sqlsmith: selftest: the anchors in src/position.c moved; update the selftest" >&2
-		exit 1
-	}
+	san_selftest_anchors "$f" '#include "utils/builtins.h"' 'PG_FUNCTION_INFO_V1(sog_position_out);' \
+		'	SogPosition *p = PG_GETARG_SOG_POSITION_P(0);'
 	awk '
 		{ print }
 		/^#include "utils\/builtins.h"$/ { print "#include \"utils/guc.h\"" }
@@ -95,9 +91,7 @@ fi
 env_start=()
 if [ "$SQLSMITH_SANITIZE" = 1 ]; then
 	san_asan_toolchain
-	san_build $SAN_SANFLAGS -O1 -g
-	san_asan_check_so
-	san_asan_env
+	san_asan_build
 	env_start=("${SAN_ENV[@]}")
 else
 	# the normal build, with the extension's assertions on (as make test)

@@ -72,11 +72,8 @@ if [ "$selftest" = 1 ]; then
 	# The deliberate defect: sog.position's input function branches on a
 	# byte of a stack array it never wrote.
 	f=$SAN_TREE/src/position.c
-	grep -q '^PG_FUNCTION_INFO_V1(sog_position_in);$' "$f" &&
-		grep -q '^	char	   \*str = PG_GETARG_CSTRING(0);$' "$f" || {
-		echo "valgrind: selftest: the anchors in src/position.c moved; update the selftest" >&2
-		exit 1
-	}
+	san_selftest_anchors "$f" 'PG_FUNCTION_INFO_V1(sog_position_in);' \
+		'	char	   *str = PG_GETARG_CSTRING(0);'
 	awk '
 		/^PG_FUNCTION_INFO_V1\(sog_position_in\);$/ {
 			print "static int sog_selftest_uninit(const char *s);"

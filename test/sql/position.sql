@@ -67,6 +67,7 @@ SELECT 'abc'::sog.position;
 SELECT '1--2'::sog.position;
 -- a leading "-" before a digit reads as a sign: said so
 SELECT '-5'::sog.position;
+SELECT ' -5'::sog.position;
 SELECT ''::sog.position;
 SELECT '1-2-3-4-5-6-7-8-9'::sog.position;
 \echo :LAST_ERROR_SQLSTATE
