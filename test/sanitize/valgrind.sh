@@ -165,8 +165,10 @@ say "valgrind: errors"
 #               produces under memcheck when built without USE_VALGRIND
 #               (README.md: "What valgrind.sh counts"): listed
 #                 wal_padding   "Syscall param pwrite64(buf) points to
-#                               uninitialised byte(s)" with XLogFlush or
-#                               XLogBackgroundFlush on its stack
+#                               uninitialised byte(s)" with XLogFlush,
+#                               XLogBackgroundFlush or XLogInsertRecord
+#                               (the static XLogWrite's callers) on its
+#                               stack
 #                 sinval_ring   an uninitialised value used with
 #                               ReceiveSharedInvalidMessages on its stack
 #   unexplained any other error of the server: counted
@@ -190,7 +192,7 @@ for log in "$vgdir"/*.log; do
 			if (frames >= ENVIRON["NC"] + 0) full = 1
 			class = ""
 			if (kind ~ /^Syscall param pwrite(64)?\(buf\) points to uninitialised byte\(s\)$/ &&
-				main ~ /XLogFlush|XLogBackgroundFlush/)
+				main ~ /XLogFlush|XLogBackgroundFlush|XLogInsertRecord/)
 				class = "wal_padding"
 			else if (kind ~ /^(Conditional jump or move depends on uninitialised value\(s\)|Use of uninitialised value of size [0-9]+)$/ &&
 				main ~ /ReceiveSharedInvalidMessages/)
