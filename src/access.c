@@ -51,6 +51,7 @@
 #include "utils/snapmgr.h"
 
 #include "access.h"
+#include "compat.h"
 #include "sog.h"
 #include "tables.h"
 
@@ -124,7 +125,7 @@ read_grants(Oid user, SogGrants *g)
 		elog(ERROR, "table sog.role_grant lacks its columns");
 
 	rel = table_open(relid, AccessShareLock);
-	scan = table_beginscan(rel, GetLatestSnapshot(), 0, NULL);
+	scan = SOG_TABLE_BEGINSCAN(rel, GetLatestSnapshot());
 	slot = table_slot_create(rel, NULL);
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{

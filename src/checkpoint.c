@@ -203,7 +203,7 @@ static TM_Result
 lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
 		 HeapTuple seen, const AttrNumber *att, bool claim)
 {
-	int			timeout = LockTimeout;
+	volatile int timeout = LockTimeout;
 	volatile int nest = -1;
 	SogHolder	holder;
 	TM_FailureData tmfd;
@@ -257,7 +257,7 @@ lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
 static bool
 find_row(Relation rel, int64 id, TupleTableSlot *slot)
 {
-	Oid			pkey = RelationGetPrimaryKeyIndex(rel);
+	Oid			pkey = SOG_PRIMARY_KEY_INDEX(rel);
 	Relation	idx;
 	IndexScanDesc scan;
 	ScanKeyData key;
@@ -271,7 +271,7 @@ find_row(Relation rel, int64 id, TupleTableSlot *slot)
 				 errhint("Restore it: ALTER TABLE sog.checkpoint ADD PRIMARY KEY (id).")));
 	idx = index_open(pkey, AccessShareLock);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
-	scan = index_beginscan(rel, idx, SnapshotSelf, 1, 0);
+	scan = SOG_INDEX_BEGINSCAN(rel, idx, SnapshotSelf, 1);
 	index_rescan(scan, &key, 1, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	index_endscan(scan);

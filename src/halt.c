@@ -26,6 +26,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
+#include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
 #include "compat.h"

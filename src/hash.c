@@ -84,7 +84,7 @@ sog_sha256(const uint8 *const *parts, const size_t *lens, int n, uint8 *out)
 	return;
 
 fail:
-	elog(ERROR, "could not compute SHA-256 digest: %s", SOG_CRYPTOHASH_ERROR(ctx));
+	elog(ERROR, "could not compute SHA-256 digest: %s", pg_cryptohash_error(ctx));
 }
 
 void

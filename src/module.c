@@ -26,11 +26,7 @@
 #include "compat.h"
 #include "store.h"
 
-#if PG_VERSION_NUM >= 180000
-PG_MODULE_MAGIC_EXT(.name = "stream_offset_guard",.version = "1.1");
-#else
-PG_MODULE_MAGIC;
-#endif
+SOG_MODULE_MAGIC("1.1");
 
 void		_PG_init(void);
 
@@ -50,5 +46,5 @@ _PG_init(void)
 							0, 0, INT_MAX,
 							PGC_USERSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
-	SOG_MARK_GUC_PREFIX_RESERVED("sog");
+	MarkGUCPrefixReserved("sog");
 }

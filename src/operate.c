@@ -25,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 
 #include "access.h"
 #include "compat.h"

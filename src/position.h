@@ -17,6 +17,8 @@
 #include "postgres.h"
 #include "fmgr.h"
 
+#include "compat.h"
+
 #include "position_codec.h"
 
 typedef struct varlena SogPosition;

@@ -115,13 +115,21 @@ check_cache(Relation rel)
 	old = MemoryContextSwitchTo(cc->cxt);
 	cc->exprs = palloc(sizeof(Expr *) * Max(cc->ncheck, 1));
 	for (i = 0; i < cc->ncheck; i++)
-		cc->exprs[i] = expression_planner((Expr *) stringToNode(constr->check[i].ccbin));
+	{
+		ConstrCheck *check = &constr->check[i];
+
+		/* a NOT ENFORCED constraint has no expression: the executor skips it */
+		cc->exprs[i] = NULL;
+		if (SOG_CHECK_ENFORCED(check))
+			cc->exprs[i] = expression_planner(SOG_EXPAND_VIRTUAL_GENERATED(stringToNode(check->ccbin),
+																		   rel));
+	}
 	MemoryContextSwitchTo(old);
 	cc->valid = true;
 	return cc;
 }
 
-/* ri_ConstraintExprs for this call, from the planned constraints. */
+/* The ResultRelInfo's CHECK ExprStates for this call, from the planned ones. */
 static void
 init_checks(SogWriter *w)
 {
@@ -134,9 +142,9 @@ init_checks(SogWriter *w)
 		return;
 	cc = check_cache(w->rel);
 	old = MemoryContextSwitchTo(w->estate->es_query_cxt);
-	w->rri->ri_ConstraintExprs = palloc(sizeof(ExprState *) * cc->ncheck);
+	SOG_RRI_CHECK_EXPRS(w->rri) = palloc(sizeof(ExprState *) * cc->ncheck);
 	for (i = 0; i < cc->ncheck; i++)
-		w->rri->ri_ConstraintExprs[i] = ExecInitExpr(cc->exprs[i], NULL);
+		SOG_RRI_CHECK_EXPRS(w->rri)[i] = ExecInitExpr(cc->exprs[i], NULL);
 	MemoryContextSwitchTo(old);
 }
 
@@ -145,6 +153,7 @@ sog_writer_begin(SogWriter *w, Relation rel, bool update,
 				 const AttrNumber *changed, int nchanged)
 {
 	RangeTblEntry *rte;
+	Bitmapset  *updated = NULL;
 	int			i;
 
 	sog_tables_check_placement();	/* a conversion we waited for */
@@ -159,16 +168,15 @@ sog_writer_begin(SogWriter *w, Relation rel, bool update,
 	rte->relkind = rel->rd_rel->relkind;
 	rte->rellockmode = RowExclusiveLock;
 	for (i = 0; update && i < nchanged; i++)
-		rte->updatedCols = bms_add_member(rte->updatedCols,
-										  changed[i] - FirstLowInvalidHeapAttributeNumber);
-	ExecInitRangeTable(w->estate, list_make1(rte));
+		updated = bms_add_member(updated, changed[i] - FirstLowInvalidHeapAttributeNumber);
+	sog_init_range_table(w->estate, rte, updated);
 
 	w->rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(w->rri, rel, 1, NULL, 0);
 	/* as the apply worker does: enough for ExecGetTriggerResultRel */
 	w->estate->es_opened_result_relations =
 		lappend(w->estate->es_opened_result_relations, w->rri);
-	CheckValidResultRel(w->rri, update ? CMD_UPDATE : CMD_INSERT);
+	SOG_CHECK_VALID_RESULT_REL(w->rri, update ? CMD_UPDATE : CMD_INSERT);
 	ExecOpenIndices(w->rri, false);
 	init_checks(w);
 	if (update)
