@@ -155,9 +155,7 @@ case $INSTALL in
       (cd "$ROOT" && git rev-parse --short "$SRC_REV") > "$OUT/build-rev.txt"
     else
       say "building a copy of the working tree $ROOT ($INSTALL install)"
-      tar -C "$ROOT" -cf - --exclude=./.git --exclude=./bench/results --exclude=./results \
-          --exclude=./tmp_check --exclude=./output_iso --exclude='*.o' --exclude='*.so' \
-          --exclude='*.bc' --exclude=./test/fuzz/corpus . | tar -C "$BENCH_DIR/src" -xf - || die "copy failed"
+      sog_copy_tree "$ROOT" "$BENCH_DIR/src" || die "copy failed"
       (cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null &&
         { git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo "+ uncommitted changes"; true; }) \
         > "$OUT/build-rev.txt" 2>/dev/null

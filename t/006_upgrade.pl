@@ -51,118 +51,21 @@ $node->safe_psql('old', q{CREATE EXTENSION stream_offset_guard VERSION '1.0'});
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
 	'1.0', 'installed at 1.0');
 
-# d(p): the digest of the payload of position p
-my $d = q{sog.payload_digest(convert_to('payload ' || %s, 'UTF8'))};
-sub digests
-{
-	my ($lo, $hi) = @_;
-	return "ARRAY(SELECT " . sprintf($d, 'g') . " FROM generate_series($lo, $hi) g)";
-}
-sub positions
-{
-	my ($lo, $hi) = @_;
-	return "ARRAY(SELECT g::sog.position FROM generate_series($lo, $hi) g)";
-}
-my $hash_16_20 = "(SELECT sog.buffer_hash(" . positions(16, 20) . ", " . digests(16, 20) . "))";
-
-$node->safe_psql(
-	'old', qq{
-SELECT sog.grant_consumer('up_app');
-SELECT sog.grant_consumer('up_scoped', 'up-a');
-SELECT sog.grant_operator('up_ops');
-INSERT INTO sog.provider (name, seek_inclusive, empty_page_is_barrier, may_backfill)
-VALUES ('my_feed', true, true, false);
-
--- 1: running, receipts in three batches, a page token, a halt manifest
-SELECT sog.register('up-a', 'orders', '0', provider => 'kafka');
-SELECT sog.claim(1, 'w1');
-SELECT sog.apply_batch(1, 1, @{[positions(1, 100)]}, @{[digests(1, 100)]});
-SELECT sog.apply_batch(1, 1, @{[positions(101, 200)]}, @{[digests(101, 200)]});
-SELECT sog.commit_page(1, 1, NULL, 'T1');
-SELECT sog.halt(1, 1, '200', NULL, 0);
-SELECT sog.claim(1, 'w2');
-SELECT sog.apply_batch(1, 2, @{[positions(201, 300)]}, @{[digests(201, 300)]});
-
--- 2: replaying: the predecessor read 16..20 and left their hash
-SELECT sog.register('up-b', 'orders', '0', provider => 'my_feed');
-SELECT sog.claim(2, 'w1');
-SELECT sog.apply_batch(2, 1, @{[positions(1, 15)]}, @{[digests(1, 15)]});
-SELECT sog.note_read(2, 1, '20', $hash_16_20, 5);
-SELECT sog.claim(2, 'w2');
-
--- 3: failed closed: read 40 without a hash (gap no_buffer_hash, open)
-SELECT sog.register('up-b', 'orders', '1');
-SELECT sog.claim(3, 'w1');
-SELECT sog.apply_batch(3, 1, @{[positions(1, 10)]}, @{[digests(1, 10)]});
-SELECT sog.note_read(3, 1, '40', NULL, 30);
-SELECT sog.claim(3, 'w2');
-
--- 4: never claimed
-SELECT sog.register('up-c', 'orders', '0');
-
--- 5: a reported retention loss, then resolved by an operator
-SELECT sog.register('up-c', 'orders', '1', criticality => 'telemetry');
-SELECT sog.claim(5, 'w1');
-SELECT sog.apply_batch(5, 1, @{[positions(1, 5)]}, @{[digests(1, 5)]});
-SELECT sog.report_gap(5, 1, '9', 'retention', 'trimmed by the broker');
-SELECT sog.resolve_gap((SELECT id FROM sog.gap WHERE checkpoint_id = 5), 'accepted_loss', 'events 6..9 are gone');
-SELECT sog.reconfigure(5, criticality => 'critical', note => 'now critical');
-
--- recovery attempts: one promoted, one lost (its token was taken), one failed, one open
-SELECT sog.begin_recovery(1, 2, 'T1', NULL, '300', true);
-SELECT sog.recovery_event(1, '300', @{[sprintf($d, "'300'")]});
-SELECT generation AS g FROM sog.promote(1, 'T2', '300') \\gset
-SELECT sog.begin_recovery(1, :g, 'T2', NULL, '300', true);
-SELECT sog.commit_page(1, :g, 'T2', 'T3');
-SELECT sog.recovery_event(2, '300', @{[sprintf($d, "'300'")]});
-SELECT sog.promote(2, 'T4', '300');
--- (5 has no provider: its attempt fails closed at once, an open gap)
-SELECT sog.commit_page(5, 1, NULL, 'U1');
-SELECT sog.begin_recovery(5, 1, 'U1', NULL, '5', false);
-SELECT sog.begin_recovery(1, :g, 'T3', NULL, '250', true);
-});
+my $d = SogTest::digest_sql('%s');
+my $hash_16_20 = SogTest::hash_16_20();
+SogTest::fill_state($node, 'old', 'up');
 
 # the state, as fingerprints of every table of 1.0
 # (sog.checkpoint by its 1.0 columns: 1.1 adds applied_at)
-my $cp_columns = $node->safe_psql('old',
-	q{SELECT string_agg('c.' || quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
-	   WHERE attrelid = 'sog.checkpoint'::regclass AND attnum > 0 AND NOT attisdropped});
-my $tables = qq{
-SELECT 'checkpoint', count(*), md5(string_agg(ROW($cp_columns)::text, '|' ORDER BY id)) FROM sog.checkpoint c
-UNION ALL SELECT 'receipts', count(*), md5(string_agg(r::text, '|' ORDER BY r.checkpoint_id, r."position"))
-  FROM (SELECT c.id AS checkpoint_id, x.* FROM sog.checkpoint c, sog.receipts(c.id) x) r
-UNION ALL SELECT 'receipt rows', count(*), md5(string_agg((r.checkpoint_id, r.first_position, r.last_position, r.n, r.positions, r.digests)::text, '|' ORDER BY r.checkpoint_id, r.last_position)) FROM sog.receipt r
-UNION ALL SELECT 'gap', count(*), md5(string_agg(g::text, '|' ORDER BY id)) FROM sog.gap g
-UNION ALL SELECT 'manifest_log', count(*), md5(string_agg(m::text, '|' ORDER BY id)) FROM sog.manifest_log m
-UNION ALL SELECT 'recovery', count(*), md5(string_agg(r::text, '|' ORDER BY id)) FROM sog.recovery r
-UNION ALL SELECT 'provider', count(*), md5(string_agg(p::text, '|' ORDER BY name)) FROM sog.provider p
-UNION ALL SELECT 'reconfiguration', count(*), md5(string_agg(x::text, '|' ORDER BY id)) FROM sog.reconfiguration x
-UNION ALL SELECT 'role_grant', count(*), md5(string_agg(x::text, '|' ORDER BY role::text, kind, consumer)) FROM sog.role_grant x
-ORDER BY 1};
-my $states = q{SELECT string_agg(id || ':' || state || ':' || generation, ' ' ORDER BY id) FROM sog.checkpoint};
-is($node->safe_psql('old', $states),
-	'1:running:3 2:replaying:2 3:failed_closed:2 4:running:0 5:failed_closed:1',
-	'1.0 holds a checkpoint in every state');
-is($node->safe_psql('old', q{SELECT string_agg(id || ':' || state, ' ' ORDER BY id) FROM sog.recovery}),
-	'1:promoted 2:lost 3:failed 4:open', 'and recovery attempts promoted, lost, failed and open');
-is($node->safe_psql('old', q{SELECT string_agg(reason || ':' || (resolved_at IS NOT NULL), ' ' ORDER BY id) FROM sog.gap}),
-	'no_buffer_hash:false retention:true coverage_unproven:false', 'and gaps open and resolved');
+my $tables = SogTest::fingerprint_sql(SogTest::checkpoint_columns($node, 'old'));
+my $states = SogTest::states_sql();
+is($node->safe_psql('old', $states), SogTest::filled('states'), '1.0 holds a checkpoint in every state');
+is($node->safe_psql('old', SogTest::recovery_states_sql()),
+	SogTest::filled('recovery'), 'and recovery attempts promoted, lost, failed and open');
+is($node->safe_psql('old', SogTest::gap_states_sql()), SogTest::filled('gaps'), 'and gaps open and resolved');
 
 # what every role may do with every object of 1.0, beyond what PUBLIC may
-my $privileges = q{
-SELECT string_agg(format('%s %s %s', r.rolname, o.what, o.priv), E'\n' ORDER BY r.rolname, o.what, o.priv)
-  FROM pg_roles r,
-       LATERAL (SELECT p.oid::regprocedure::text AS what, 'EXECUTE' AS priv
-                  FROM pg_proc p WHERE p.pronamespace = 'sog'::regnamespace
-                   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')
-                   AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
-                UNION ALL
-                SELECT c.oid::regclass::text, x.priv
-                  FROM pg_class c, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) x(priv)
-                 WHERE c.relnamespace = 'sog'::regnamespace AND c.relkind IN ('r', 'v')
-                   AND has_table_privilege(r.oid, c.oid, x.priv)
-                   AND NOT has_table_privilege('public', c.oid, x.priv)) o
- WHERE r.rolname LIKE 'up\_%'};
+my $privileges = SogTest::privileges_sql('up');
 my $privileges_before = $node->safe_psql('old', $privileges);
 like($privileges_before, qr/up_ops sog.status SELECT/, 'the operator may read the views');
 unlike($privileges_before, qr/up_nobody/, 'a role without grants may do nothing');
@@ -178,8 +81,7 @@ like($update_err, qr/WARNING:  roles granted before the update do not have the f
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
 	'1.1', 'updated to 1.1');
 is($node->safe_psql('old', $tables), $before, 'every row of every table is as it was');
-is($node->safe_psql('old', $states),
-	'1:running:3 2:replaying:2 3:failed_closed:2 4:running:0 5:failed_closed:1', 'every state is as it was');
+is($node->safe_psql('old', $states), SogTest::filled('states'), 'every state is as it was');
 
 my $privileges_after = $node->safe_psql('old', $privileges);
 my %after = map { $_ => 1 } split /\n/, $privileges_after;
@@ -221,15 +123,7 @@ $node->safe_psql('old', q{DELETE FROM sog.role_grant r WHERE NOT EXISTS (SELECT 
 #
 # behaviour after the update
 #
-sub sqlstate
-{
-	my ($db, $role, $sql) = @_;
-	my ($ret, $out, $err) = $node->psql($db,
-		"SET ROLE $role; \\set VERBOSITY verbose\n$sql");
-	return 'ok' if $ret == 0;
-	return $1 if $err =~ /ERROR:\s+([0-9A-Z]{5})/;
-	return "unexpected: $err";
-}
+sub sqlstate { return SogTest::sqlstate($node, @_); }
 
 is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply_batch(1, 3, ARRAY['5', '300', '301']::sog.position[],
 	ARRAY[@{[sprintf($d, "'5'")]}, @{[sprintf($d, "'300'")]}, @{[sprintf($d, "'301'")]}])}),

@@ -1,5 +1,5 @@
 # 007_pg_cron_retention.pl: receipt retention run by a real pg_cron job
-# (Debian's postgresql-15-cron) while consumers apply.
+# (Debian's postgresql-N-cron) while consumers apply.
 #
 # Five checkpoints apply continuously, each in its own session, one
 # apply_batch of 25 events per sink transaction, timing every call with
@@ -12,16 +12,18 @@
 #   5     consumer 'nopolicy': no policy, never pruned
 # A pg_cron job runs CALL sog.prune_due() as an operator role (every 2
 # seconds where pg_cron accepts interval schedules, 1.5 and later; every
-# minute with Debian 12's 1.4) until it has run at least twice (five times
-# at 2 seconds).  Meanwhile a sampler checks, in one snapshot each time, that
+# minute with Debian 12's 1.4) until it has run at least twice (at 2
+# seconds, until checkpoint 3's receipts are older than its policy keeps:
+# 13 times).  Meanwhile a sampler checks, in one snapshot each time, that
 # no prune horizon is above its applied position or at or above an open
 # attempt's anchor.  Afterwards: receipts stayed bounded, every run of the
 # job succeeded, no apply waited longer than 200 ms (the measured maximum is
 # printed), pruned positions are still answered false, the sink holds each
 # event exactly once, and retention resumes once the attempt concludes.
 #
-# With pg_cron 1.4 it waits for two minute boundaries: 1 to 2 minutes.
-# Skipped when pg_cron is not installed (apt-get install postgresql-15-cron).
+# With pg_cron 1.4 it waits for two minute boundaries: 1 to 2 minutes; with
+# 1.5 and later about 30 s.  Skipped when pg_cron is not installed
+# (apt-get install postgresql-N-cron).
 
 use strict;
 use warnings;
@@ -44,7 +46,7 @@ my ($pkglibdir, $sharedir) = map {
 	$d
 } qw(pkglibdir sharedir);
 plan skip_all =>
-  "pg_cron is not installed in this PostgreSQL ($pkglibdir/pg_cron.so or $sharedir/extension/pg_cron.control missing: apt-get install postgresql-15-cron)"
+  "pg_cron is not installed in this PostgreSQL ($pkglibdir/pg_cron.so or $sharedir/extension/pg_cron.control missing: apt-get install postgresql-N-cron)"
   unless -e "$pkglibdir/pg_cron.so" && -e "$sharedir/extension/pg_cron.control";
 
 my $KEEP = 500;            # positions kept by the 'orders' policy
@@ -181,7 +183,9 @@ if ($rc != 0)
 	$jobid = $node->safe_psql('postgres',
 		q{SELECT cron.schedule_in_database('sog-retention', '* * * * *', 'CALL sog.prune_due()', 'postgres', 'sog_retention')});
 }
-my $want_runs = $period == 2 ? 5 : 2;
+# Enough runs that checkpoint 3's receipts get older than its policy keeps
+# (every minute: two runs are; every 2 s: KEEP_SECONDS of them and three more).
+my $want_runs = $period == 2 ? int($KEEP_SECONDS / $period) + 3 : 2;
 note "pg_cron "
   . $node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'})
   . ": job $jobid every $period s; waiting for $want_runs runs";

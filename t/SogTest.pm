@@ -3,6 +3,14 @@
 #   use lib $FindBin::Bin;
 #   use SogTest;
 #   SogTest::storage_verifies($node, 'postgres');   # before stopping the node
+#
+# and, for the tests that carry a database from one place to another (an
+# extension update, a dump and restore, a new PostgreSQL major):
+#
+#   SogTest::fill_state($node, $db, 'up');          # a year of use; roles up_*
+#   my $cols = SogTest::checkpoint_columns($node, $db);
+#   my $fp = $node->safe_psql($db, SogTest::fingerprint_sql($cols));
+#   my $privs = $node->safe_psql($db, SogTest::privileges_sql('up'));
 
 package SogTest;
 
@@ -25,6 +33,193 @@ sub storage_verifies
 		q{SELECT coalesce(string_agg(relation || ': ' || problem, E'\n'), '') FROM sog.verify_storage()});
 	is($problems, '', "amcheck finds nothing in the extension's relations of $db");
 	return;
+}
+
+# d(p): the digest of the payload of position p (an SQL expression in p)
+sub digest_sql
+{
+	my ($p) = @_;
+	return "sog.payload_digest(convert_to('payload ' || $p, 'UTF8'))";
+}
+
+# SQL arrays of the positions lo..hi and of their payloads' digests
+sub positions
+{
+	my ($lo, $hi) = @_;
+	return "ARRAY(SELECT g::sog.position FROM generate_series($lo, $hi) g)";
+}
+
+sub digests
+{
+	my ($lo, $hi) = @_;
+	return "ARRAY(SELECT " . digest_sql('g') . " FROM generate_series($lo, $hi) g)";
+}
+
+# The buffer hash of positions 16..20 (checkpoint 2 of fill_state is
+# replaying with it)
+sub hash_16_20
+{
+	return "(SELECT sog.buffer_hash(" . positions(16, 20) . ", " . digests(16, 20) . "))";
+}
+
+# Fill database $db (the extension installed, at 1.0 or later) the way a
+# year of use fills it: checkpoints in every state (1 running, 2 replaying,
+# 3 failed_closed, 4 never claimed, 5 failed_closed after an accepted
+# retention loss and a reconfiguration), receipts in several batches, page
+# tokens, a halt manifest, open and resolved gaps, recovery attempts
+# promoted, lost, failed and open (4, anchored at 250), a user-added
+# provider, and grants to $prefix_app (every consumer), $prefix_scoped
+# (consumer "$prefix-a") and $prefix_ops (operator).  Creates the roles
+# $prefix_app, $prefix_scoped, $prefix_ops and $prefix_nobody (no grant)
+# unless they exist.
+sub fill_state
+{
+	my ($node, $db, $prefix) = @_;
+	my $d300 = digest_sql("'300'");
+
+	$node->safe_psql('postgres', join("\n",
+		map { "SELECT 'CREATE ROLE ${prefix}_$_ LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${prefix}_$_') \\gexec" }
+		  qw(app scoped ops nobody)));
+	$node->safe_psql(
+		$db, qq{
+SELECT sog.grant_consumer('${prefix}_app');
+SELECT sog.grant_consumer('${prefix}_scoped', '$prefix-a');
+SELECT sog.grant_operator('${prefix}_ops');
+INSERT INTO sog.provider (name, seek_inclusive, empty_page_is_barrier, may_backfill)
+VALUES ('my_feed', true, true, false);
+
+-- 1: running, receipts in three batches, a page token, a halt manifest
+SELECT sog.register('$prefix-a', 'orders', '0', provider => 'kafka');
+SELECT sog.claim(1, 'w1');
+SELECT sog.apply_batch(1, 1, @{[positions(1, 100)]}, @{[digests(1, 100)]});
+SELECT sog.apply_batch(1, 1, @{[positions(101, 200)]}, @{[digests(101, 200)]});
+SELECT sog.commit_page(1, 1, NULL, 'T1');
+SELECT sog.halt(1, 1, '200', NULL, 0);
+SELECT sog.claim(1, 'w2');
+SELECT sog.apply_batch(1, 2, @{[positions(201, 300)]}, @{[digests(201, 300)]});
+
+-- 2: replaying: the predecessor read 16..20 and left their hash
+SELECT sog.register('$prefix-b', 'orders', '0', provider => 'my_feed');
+SELECT sog.claim(2, 'w1');
+SELECT sog.apply_batch(2, 1, @{[positions(1, 15)]}, @{[digests(1, 15)]});
+SELECT sog.note_read(2, 1, '20', @{[hash_16_20()]}, 5);
+SELECT sog.claim(2, 'w2');
+
+-- 3: failed closed: read 40 without a hash (gap no_buffer_hash, open)
+SELECT sog.register('$prefix-b', 'orders', '1');
+SELECT sog.claim(3, 'w1');
+SELECT sog.apply_batch(3, 1, @{[positions(1, 10)]}, @{[digests(1, 10)]});
+SELECT sog.note_read(3, 1, '40', NULL, 30);
+SELECT sog.claim(3, 'w2');
+
+-- 4: never claimed
+SELECT sog.register('$prefix-c', 'orders', '0');
+
+-- 5: a reported retention loss, then resolved by an operator
+SELECT sog.register('$prefix-c', 'orders', '1', criticality => 'telemetry');
+SELECT sog.claim(5, 'w1');
+SELECT sog.apply_batch(5, 1, @{[positions(1, 5)]}, @{[digests(1, 5)]});
+SELECT sog.report_gap(5, 1, '9', 'retention', 'trimmed by the broker');
+SELECT sog.resolve_gap((SELECT id FROM sog.gap WHERE checkpoint_id = 5), 'accepted_loss', 'events 6..9 are gone');
+SELECT sog.reconfigure(5, criticality => 'critical', note => 'now critical');
+
+-- recovery attempts: one promoted, one lost (its token was taken), one failed, one open
+SELECT sog.begin_recovery(1, 2, 'T1', NULL, '300', true);
+SELECT sog.recovery_event(1, '300', $d300);
+SELECT generation AS g FROM sog.promote(1, 'T2', '300') \\gset
+SELECT sog.begin_recovery(1, :g, 'T2', NULL, '300', true);
+SELECT sog.commit_page(1, :g, 'T2', 'T3');
+SELECT sog.recovery_event(2, '300', $d300);
+SELECT sog.promote(2, 'T4', '300');
+-- (5 has no provider: its attempt fails closed at once, an open gap)
+SELECT sog.commit_page(5, 1, NULL, 'U1');
+SELECT sog.begin_recovery(5, 1, 'U1', NULL, '5', false);
+SELECT sog.begin_recovery(1, :g, 'T3', NULL, '250', true);
+});
+	return;
+}
+
+# What fill_state leaves: the checkpoints' states, the attempts', the gaps'
+my %filled = (
+	states => '1:running:3 2:replaying:2 3:failed_closed:2 4:running:0 5:failed_closed:1',
+	recovery => '1:promoted 2:lost 3:failed 4:open',
+	gaps => 'no_buffer_hash:false retention:true coverage_unproven:false');
+sub filled { return $filled{ $_[0] }; }
+sub states_sql
+{
+	return q{SELECT string_agg(id || ':' || state || ':' || generation, ' ' ORDER BY id) FROM sog.checkpoint};
+}
+sub recovery_states_sql
+{
+	return q{SELECT string_agg(id || ':' || state, ' ' ORDER BY id) FROM sog.recovery};
+}
+sub gap_states_sql
+{
+	return q{SELECT string_agg(reason || ':' || (resolved_at IS NOT NULL), ' ' ORDER BY id) FROM sog.gap};
+}
+
+# The columns of sog.checkpoint in $db now, as "c.col, ..." (a later
+# version may add columns: fingerprints compare the ones taken before)
+sub checkpoint_columns
+{
+	my ($node, $db) = @_;
+	return $node->safe_psql($db,
+		q{SELECT string_agg('c.' || quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+	   WHERE attrelid = 'sog.checkpoint'::regclass AND attnum > 0 AND NOT attisdropped});
+}
+
+# One line per state table of 1.0: its name, row count and an md5 of its
+# rows in key order (receipts both as sog.receipts() answers them and as
+# stored); sog.checkpoint by the columns given; $more: further "UNION ALL
+# SELECT name, count, md5 ..." lines.
+sub fingerprint_sql
+{
+	my ($cp_columns, $more) = @_;
+	$more //= '';
+	return qq{
+SELECT 'checkpoint', count(*), md5(string_agg(ROW($cp_columns)::text, '|' ORDER BY id)) FROM sog.checkpoint c
+UNION ALL SELECT 'receipts', count(*), md5(string_agg(r::text, '|' ORDER BY r.checkpoint_id, r."position"))
+  FROM (SELECT c.id AS checkpoint_id, x.* FROM sog.checkpoint c, sog.receipts(c.id) x) r
+UNION ALL SELECT 'receipt rows', count(*), md5(string_agg((r.checkpoint_id, r.first_position, r.last_position, r.n, r.positions, r.digests)::text, '|' ORDER BY r.checkpoint_id, r.last_position)) FROM sog.receipt r
+UNION ALL SELECT 'gap', count(*), md5(string_agg(g::text, '|' ORDER BY id)) FROM sog.gap g
+UNION ALL SELECT 'manifest_log', count(*), md5(string_agg(m::text, '|' ORDER BY id)) FROM sog.manifest_log m
+UNION ALL SELECT 'recovery', count(*), md5(string_agg(r::text, '|' ORDER BY id)) FROM sog.recovery r
+UNION ALL SELECT 'provider', count(*), md5(string_agg(p::text, '|' ORDER BY name)) FROM sog.provider p
+UNION ALL SELECT 'reconfiguration', count(*), md5(string_agg(x::text, '|' ORDER BY id)) FROM sog.reconfiguration x
+UNION ALL SELECT 'role_grant', count(*), md5(string_agg(x::text, '|' ORDER BY role::text, kind, consumer)) FROM sog.role_grant x
+$more
+ORDER BY 1};
+}
+
+# What every role named $prefix_* may do with every object of the
+# extension, beyond what PUBLIC may: one line per role, object and privilege
+sub privileges_sql
+{
+	my ($prefix) = @_;
+	return qq{
+SELECT string_agg(format('%s %s %s', r.rolname, o.what, o.priv), E'\n' ORDER BY r.rolname, o.what, o.priv)
+  FROM pg_roles r,
+       LATERAL (SELECT p.oid::regprocedure::text AS what, 'EXECUTE' AS priv
+                  FROM pg_proc p WHERE p.pronamespace = 'sog'::regnamespace
+                   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')
+                   AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+                UNION ALL
+                SELECT c.oid::regclass::text, x.priv
+                  FROM pg_class c, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) x(priv)
+                 WHERE c.relnamespace = 'sog'::regnamespace AND c.relkind IN ('r', 'v')
+                   AND has_table_privilege(r.oid, c.oid, x.priv)
+                   AND NOT has_table_privilege('public', c.oid, x.priv)) o
+ WHERE r.rolname LIKE '${prefix}\\_%'};
+}
+
+# The SQLSTATE a statement fails with as $role in $db ('ok' if it succeeds)
+sub sqlstate
+{
+	my ($node, $db, $role, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql($db, "SET ROLE $role; \\set VERBOSITY verbose\n$sql");
+	return 'ok' if $ret == 0;
+	return $1 if $err =~ /ERROR:\s+([0-9A-Z]{5})/;
+	return "unexpected: $err";
 }
 
 1;

@@ -82,3 +82,19 @@ sog_install_packages() {
 sog_pg_bindir() {
 	"/usr/lib/postgresql/${1:-15}/bin/pg_config" --bindir
 }
+
+# Copy the working tree $1 into directory $2 (created): everything but .git,
+# build products, test output, the fuzzer's corpus and build/ (the package
+# output and the PostgreSQL roots of make test-versions).  Every script that
+# builds the extension from a fresh copy uses this one list.
+sog_copy_tree() {
+	mkdir -p "$2" &&
+		tar -C "$1" -cf - \
+			--exclude=./.git --exclude=./build --exclude=./results --exclude=./tmp_check \
+			--exclude=./output_iso --exclude=./log --exclude=./regression.diffs \
+			--exclude=./regression.out --exclude=./test/results --exclude=./test/output_iso \
+			--exclude=./test/regression.diffs --exclude=./test/regression.out \
+			--exclude=./bench/results --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+			--exclude=./test/fuzz/corpus --exclude=./test/fuzz/position_fuzz . |
+		tar -C "$2" -xf -
+}

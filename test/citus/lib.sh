@@ -43,7 +43,7 @@ citus_installed() {
 # line when neither is possible, 2 when a build or install failed.
 citus_ensure() {
 	local tarball="" key build src p t_build
-	local build_deps=(make gcc patch libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev
+	local build_deps=(make gcc patch libicu-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev
 		libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libssl-dev)
 	local test_deps=(perl libipc-run-perl)
 
@@ -109,11 +109,7 @@ citus_ensure() {
 extension_install() {
 	local dir=$1 t_ext
 	t_ext=$(date +%s)
-	mkdir -p "$dir"
-	tar -C "$repo" -cf - \
-		--exclude=./.git --exclude=./results --exclude=./tmp_check --exclude=./output_iso \
-		--exclude=./log --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-		--exclude=./test/fuzz/corpus . | tar -C "$dir" -xf -
+	sog_copy_tree "$repo" "$dir"
 	if ! make -C "$dir" -s -j"$(nproc)" "${makeopts[@]}" >"$dir/../ext-build.log" 2>&1 ||
 		! sog_as_root make -C "$dir" -s "${makeopts[@]}" install >>"$dir/../ext-build.log" 2>&1; then
 		echo "test-citus: building or installing the extension failed:" >&2

@@ -93,14 +93,7 @@ san_copy_tree() {
 	else
 		echo "source: $san_srcdir (not a git checkout)"
 	fi
-	mkdir -p "$SAN_TREE"
-	tar -C "$san_srcdir" -cf - \
-		--exclude=./.git --exclude=./test/results --exclude=./tmp_check \
-		--exclude=./test/output_iso --exclude=./log --exclude=./test/regression.diffs \
-		--exclude=./test/regression.out --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-		--exclude=./test/fuzz/corpus --exclude=./test/fuzz/position_fuzz \
-		--exclude=./build . |
-		tar -C "$SAN_TREE" -xf -
+	sog_copy_tree "$san_srcdir" "$SAN_TREE"
 }
 
 # san_build CFLAGS...: build the copy with these flags added (after
