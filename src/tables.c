@@ -27,7 +27,8 @@
  *	  relcache invalidation (Citus invalidates the table it converts), and
  *	  set only if no invalidation arrived while the check ran; whether Citus
  *	  is installed (citus_present), as of that check; the address of Citus'
- *	  Use2PCForCoordinatedTransaction, looked up once.
+ *	  Use2PCForCoordinatedTransaction, looked up once (exported, or from
+ *	  Citus' symbol table: symbol.c), or why it was not found.
  * Nothing else about a relation - its indexes, constraints, triggers - is
  * kept: writers open the relation each call and take all of it from the
  * relcache (writer.c).
@@ -49,6 +50,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+#include "symbol.h"
 #include "tables.h"
 
 static const char *const cp_names[CP_NATTS] = {
@@ -77,6 +79,7 @@ static struct
 	bool		receipt_stale;	/* sog.receipt may have a new OID */
 	bool		citus_present;	/* as of the last placement check */
 	void		(*use_2pc) (void);	/* Citus' Use2PCForCoordinatedTransaction */
+	const char *use_2pc_missing;	/* why it was not found (static text) */
 	Oid			nsp;
 	Oid			checkpoint_rel;
 	Oid			receipt_rel;
@@ -201,6 +204,26 @@ sog_tables_check_placement(void)
 }
 
 /*
+ * Find Citus' Use2PCForCoordinatedTransaction, once per backend: exported
+ * on PostgreSQL 15; from 16 on PGXS builds Citus with hidden symbols, and
+ * it is found in Citus' symbol table instead (symbol.c), anchored at the
+ * exported _PG_init.  A failure is remembered (use_2pc_missing says why).
+ */
+static void
+find_use_2pc(void)
+{
+	void	   *fn = load_external_function("$libdir/citus", "Use2PCForCoordinatedTransaction",
+											false, NULL);
+	const char *why = NULL;
+
+	if (fn == NULL)
+		fn = sog_hidden_function(load_external_function("$libdir/citus", "_PG_init", true, NULL),
+								 "_PG_init", "Use2PCForCoordinatedTransaction", &why);
+	tables.use_2pc = (void (*) (void)) fn;
+	tables.use_2pc_missing = fn ? NULL : why;
+}
+
+/*
  * In a transaction that writes the extension's tables on a Citus
  * coordinator, make Citus commit the sink rows it sends to workers by
  * two-phase commit.  Citus uses one-phase commit when a transaction
@@ -216,16 +239,15 @@ sog_citus_use_2pc(void)
 {
 	if (!tables.citus_present)
 		return;
-	if (tables.use_2pc == NULL)
-		tables.use_2pc = (void (*) (void))
-			load_external_function("$libdir/citus", "Use2PCForCoordinatedTransaction",
-								   false, NULL);
+	if (tables.use_2pc == NULL && tables.use_2pc_missing == NULL)
+		find_use_2pc();
 	if (tables.use_2pc == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot commit the sink transaction through Citus' two-phase commit"),
-				 errdetail("The Citus library loaded here has no function Use2PCForCoordinatedTransaction (tested with Citus 13.2)."),
-				 errhint("Use a Citus release stream_offset_guard is tested with; without two-phase commit a crash could keep sink rows without their receipts.")));
+				 errdetail("Citus' function Use2PCForCoordinatedTransaction is not exported by the Citus library loaded here, and %s (tested with Citus 13.2).",
+						   tables.use_2pc_missing),
+				 errhint("Install Citus unstripped (built from source) or with its debug symbols; without two-phase commit a crash could keep sink rows without their receipts.")));
 	tables.use_2pc();
 }
 

@@ -27,6 +27,9 @@
 #   SOG_CITUS_CACHE    the build cache (default /tmp/sog-citus-build)
 #   PROVE_FLAGS        extra flags for prove (e.g. -v)
 #   PROVE_TESTS        test files to run (default: test/citus/t/*.pl)
+#   SOG_CITUS_LIBRARY_TESTS=1  also run t/005_symbol_lookup.pl, which
+#                      replaces the installed citus.so for a while (only in
+#                      a throwaway installation: make test-versions sets it)
 #   KEEP_TMP=1         keep the temp dir (node logs, data) after the run
 
 set -euo pipefail
@@ -101,7 +104,7 @@ t_tap=$(date +%s)
 set +e
 (cd "$tmp/tap" && as_pg env PATH="$bindir:$PATH" HOME="$tmp" TESTDIR="$tmp/tap" \
 	PG_REGRESS="$pgxs_top/src/test/regress/pg_regress" \
-	SOG_CITUS_PORT_DIR="$port_dir" \
+	SOG_CITUS_PORT_DIR="$port_dir" SOG_CITUS_LIBRARY_TESTS="${SOG_CITUS_LIBRARY_TESTS:-}" \
 	prove -I "$pgxs_top/src/test/perl" -I t ${PROVE_FLAGS:-} "${tests[@]}")
 rc=$?
 set -e
