@@ -52,7 +52,7 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-.PHONY: test fuzz demo tour bench model reliability test-citus sanitize valgrind sqlsmith
+.PHONY: test fuzz demo tour bench bench-versions model reliability test-citus test-versions sanitize valgrind sqlsmith
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
 # pg_regress, isolation, TAP, fuzzing.
@@ -106,6 +106,18 @@ reliability:
 # (test/citus/README.md).
 test-citus:
 	bash test/citus/run.sh
+
+# Every PostgreSQL major users run, each in a Debian root of its suite
+# (15 bookworm, 17 trixie, 18 sid; 19 from experimental, reported only):
+# the tree built there, the server suites run, 15 -> 17 and 15 -> 18 by
+# dump/restore and pg_upgrade, Citus on 17 (test/versions/run.sh; root).
+test-versions:
+	bash test/versions/run.sh
+
+# One cell of the benchmark (the real client, B=1000) on 15, 17 and 18, in
+# the same roots, side by side (docs/versions-bench.md).
+bench-versions:
+	bash test/versions/bench.sh
 
 # Source tarball (PGXN) and Debian package targets.
 include packaging.mk

@@ -88,13 +88,7 @@ ok( pump_until(
 	'the victim session lost its connection');
 $victim->{run}->finish;
 
-$node->wait_for_log(
-	qr/server process \(PID $victim_pid\) was terminated by signal 9/,
-	$log_offset);
-$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-	$log_offset);
-$node->wait_for_log(qr/database system is ready to accept connections/,
-	$log_offset);
+SogTest::wait_for_crash_restart($node, $victim_pid, $log_offset);
 ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
 	'the cluster is back after crash recovery');
 

@@ -291,13 +291,7 @@ my $log_offset = -s $node->logfile;
 PostgreSQL::Test::Utils::system_or_bail('pg_ctl', 'kill', 'KILL',
 	$victim_pid);
 connection_lost($victim, 'crash 3: the killed promote');
-$node->wait_for_log(
-	qr/server process \(PID $victim_pid\) was terminated by signal 9/,
-	$log_offset);
-$node->wait_for_log(qr/all server processes terminated; reinitializing/,
-	$log_offset);
-$node->wait_for_log(qr/database system is ready to accept connections/,
-	$log_offset);
+SogTest::wait_for_crash_restart($node, $victim_pid, $log_offset);
 ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
 	'crash 3: the cluster is back after crash recovery');
 

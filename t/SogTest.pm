@@ -35,6 +35,21 @@ sub storage_verifies
 	return;
 }
 
+# After a backend was killed with SIGKILL: wait until the postmaster has
+# logged its death (PostgreSQL 18 names the backend's type, "client
+# backend (PID n)", where earlier releases say "server process (PID n)"),
+# reinitialized, and accepts connections again; from byte $offset of the log.
+sub wait_for_crash_restart
+{
+	my ($node, $pid, $offset) = @_;
+	$node->wait_for_log(
+		qr/(?:server process|client backend) \(PID $pid\) was terminated by signal 9/,
+		$offset);
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	$node->wait_for_log(qr/database system is ready to accept connections/, $offset);
+	return;
+}
+
 # d(p): the digest of the payload of position p (an SQL expression in p)
 sub digest_sql
 {

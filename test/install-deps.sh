@@ -9,7 +9,12 @@
 #   test/install-deps.sh server   what the suites that need a server and no
 #                                 broker need, for PG_MAJOR (default 15): the
 #                                 packages of each root of make test-versions
+#   test/install-deps.sh regress  what the regression suite alone needs, for
+#                                 PG_MAJOR (the root of a release candidate)
 #   test/install-deps.sh fuzz     only what `make fuzz` needs
+#   test/install-deps.sh citus    what building Citus from source and its
+#                                 tests need (test/citus; with PG_MAJOR's
+#                                 server set)
 #   test/install-deps.sh --list SET   print SET's packages, install nothing
 #
 # What each package is for:
@@ -35,6 +40,8 @@
 #                             and runs its unit tests (no server is started:
 #                             test/lib.sh keeps services from starting)
 #   spin                      the model checker of model/
+#   patch, lib*-dev           Citus' build (its configure's libraries; ICU's
+#                             headers for PostgreSQL's pg_locale.h)
 # runuser (util-linux) is essential on Debian and always present.
 
 set -euo pipefail
@@ -44,6 +51,8 @@ server=(make gcc libc6-dev perl postgresql-$M postgresql-server-dev-$M libipc-ru
 	libssl-dev openssl python3 python3-psycopg postgresql-$M-cron
 	prometheus-postgres-exporter procps)
 fuzz=(clang libclang-rt-14-dev llvm-14)
+citus=(patch libicu-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev
+	libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev)
 
 list=0
 if [ "${1:-}" = --list ]; then
@@ -53,9 +62,11 @@ fi
 case "${1:-all}" in
 	all) pkgs=("${server[@]}" "${fuzz[@]}" prometheus spin) ;;
 	server) pkgs=("${server[@]}") ;;
+	regress) pkgs=(make gcc libc6-dev perl postgresql-$M postgresql-server-dev-$M) ;;
 	fuzz) pkgs=("${fuzz[@]}") ;;
+	citus) pkgs=("${server[@]}" "${citus[@]}") ;;
 	*)
-		echo "usage: $0 [--list] [all|server|fuzz]" >&2
+		echo "usage: $0 [--list] [all|server|regress|fuzz|citus]" >&2
 		exit 2
 		;;
 esac

@@ -31,6 +31,7 @@ citus_setup() {
 	sharedir=$("$PG_CONFIG" --sharedir)
 	pgxs_top=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 	pg_version=$("$PG_CONFIG" --version)
+	pg_major=$(echo "$pg_version" | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 	makeopts=(with_llvm=no "PG_CONFIG=$PG_CONFIG")
 }
 
@@ -43,9 +44,9 @@ citus_installed() {
 # line when neither is possible, 2 when a build or install failed.
 citus_ensure() {
 	local tarball="" key build src p t_build
-	local build_deps=(make gcc patch libicu-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev
-		libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev libssl-dev)
-	local test_deps=(perl libipc-run-perl)
+	local build_deps test_deps=(perl libipc-run-perl)
+	# test/install-deps.sh's citus set: the server's packages and Citus' build's
+	read -ra build_deps <<<"$(PG_MAJOR=$pg_major bash "$repo/test/install-deps.sh" --list citus)"
 
 	if [ -d "$citus_vendor" ]; then
 		tarball=$(ls "$citus_vendor"/citus-*.tar.gz 2>/dev/null | sort | tail -n 1 || true)

@@ -95,16 +95,17 @@ SELECT ('1' || repeat('0', 160))::numeric::sog.position;
 
 --
 -- pg_lsn -> sog.position: the LSN as a 64-bit byte position.  The oracle is
--- pg_lsn's own subtraction (a numeric).
+-- pg_lsn's own subtraction (a numeric).  The LSN is shown as written, not
+-- as pg_lsn prints it (19 pads the low half: 0/00000000).
 --
-SELECT lsn, lsn::sog.position AS pos, expected,
-       lsn::sog.position::text = expected
-         AND lsn::sog.position::text = (lsn - '0/0'::pg_lsn)::text AS ok
-  FROM (VALUES ('0/0'::pg_lsn, '0'),
-               ('16/B374D848'::pg_lsn, '97500059720'),
-               ('FFFFFFFF/FFFFFFFF'::pg_lsn, '18446744073709551615'))
-       AS v(lsn, expected)
- ORDER BY lsn;
+SELECT lsn_text AS lsn, lsn_text::pg_lsn::sog.position AS pos, expected,
+       lsn_text::pg_lsn::sog.position::text = expected
+         AND lsn_text::pg_lsn::sog.position::text = (lsn_text::pg_lsn - '0/0'::pg_lsn)::text AS ok
+  FROM (VALUES ('0/0', '0'),
+               ('16/B374D848', '97500059720'),
+               ('FFFFFFFF/FFFFFFFF', '18446744073709551615'))
+       AS v(lsn_text, expected)
+ ORDER BY lsn_text::pg_lsn;
 
 --
 -- sog.position -> numeric: one component only.

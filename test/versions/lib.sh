@@ -30,16 +30,14 @@ versions_suite() {
 }
 
 # The packages a major's root holds: what test/install-deps.sh's server set
-# names for that major; 17 also what Citus's build needs (make test-citus
-# runs there); 19 (from experimental) only what its regression suite needs.
+# names for that major; 17 its citus set (make test-citus runs there too);
+# 19 (from experimental) only what its regression suite needs.
 versions_packages() {
 	case $1 in
 		15 | 18)
 			PG_MAJOR=$1 bash "$versions_repo/test/install-deps.sh" --list server ;;
 		17)
-			echo "$(PG_MAJOR=17 bash "$versions_repo/test/install-deps.sh" --list server)" \
-				patch libicu-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libselinux1-dev \
-				libxslt1-dev libpam0g-dev libreadline-dev ;;
+			PG_MAJOR=17 bash "$versions_repo/test/install-deps.sh" --list citus ;;
 		19)
 			echo make gcc libc6-dev perl ;;
 	esac

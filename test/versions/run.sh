@@ -101,14 +101,18 @@ run_major() {
 	stage_tree "$r" || { result "$count" failed "test-versions $major: failed (copying the tree)"; return; }
 	versions_mount "$r" || { result "$count" failed "test-versions $major: failed (mounting /proc, /dev)"; return; }
 	version=$(versions_pg_version "$r" "$major")
-	[ "$major" = 19 ] && suite_list=regress
+	local deps=server
+	if [ "$major" = 19 ]; then
+		suite_list=regress
+		deps=regress
+	fi
 	# the older major beside this one, for t/010_major_upgrade.pl
 	if [ "$major" -gt 15 ] && [ "$major" -lt 19 ] && old_install_ready &&
 		versions_copy_install "$VERSIONS_DIR/pg15" 15 "$r"; then
 		env+=(SOG_OLD_INSTALL=/usr/lib/postgresql/15)
 	fi
 	out=$r/sog/run-tests.log
-	versions_chroot "$r" PG_MAJOR="$major" SOG_DEPS=server SOG_SUITES="$suite_list" \
+	versions_chroot "$r" PG_MAJOR="$major" SOG_DEPS="$deps" SOG_SUITES="$suite_list" \
 		SOG_RUN_LABEL="make test on $version" SKIP_FUZZ=1 KEEP_TMP="${KEEP_TMP:-0}" "${env[@]}" \
 		bash /sog/src/test/run-tests.sh 2>&1 | tee "$out"
 	status=${PIPESTATUS[0]}
