@@ -33,7 +33,7 @@ EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 REGRESS = setup position casts binary index hash halt \
-	register apply claim_halt gaps scenarios operators recovery receipts \
+	register apply apply_run claim_halt gaps scenarios operators recovery receipts \
 	skew loss hostile identity access reconfigure writes writes_pg18 retention model_findings
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \

@@ -466,6 +466,15 @@ COMMENT ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) IS
 	'sog.apply_batch for integer positions (bigint[]): element i answers for event i';
 REVOKE ALL ON FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) FROM PUBLIC;
 
+CREATE FUNCTION sog.apply_run(checkpoint_id bigint, generation bigint,
+							  first_position bigint, payload_digests bytea)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'sog_apply_run'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) IS
+	'a dense run of events first_position, first_position + 1, ... with their 32-byte digests back to back: how many leading events were applied before (the rest are new)';
+REVOKE ALL ON FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) FROM PUBLIC;
+
 -- grant_consumer and revoke_consumer as in 1.0, refusing on a standby first.
 CREATE OR REPLACE FUNCTION sog.grant_consumer(role regrole, consumer text DEFAULT NULL) RETURNS void
 	LANGUAGE plpgsql VOLATILE
@@ -493,6 +502,7 @@ BEGIN
 		'sog.apply(bigint, bigint, sog.position, bytea), '
 		'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
 		'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]), '
+		'sog.apply_run(bigint, bigint, bigint, bytea), '
 		'sog.halt(bigint, bigint, sog.position, text, bigint), '
 		'sog.verify_gap(bigint, bigint, text), '
 		'sog.skip_gap(bigint, bigint, text), '
@@ -554,6 +564,7 @@ BEGIN
 			'sog.apply(bigint, bigint, sog.position, bytea), '
 			'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
 			'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]), '
+		'sog.apply_run(bigint, bigint, bigint, bytea), '
 			'sog.halt(bigint, bigint, sog.position, text, bigint), '
 			'sog.verify_gap(bigint, bigint, text), '
 			'sog.skip_gap(bigint, bigint, text), '

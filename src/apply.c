@@ -2,7 +2,8 @@
  *
  * apply.c
  *	  Applying events in the sink transaction (contract section 5):
- *	  note_read, apply, apply_batch and commit_page.
+ *	  note_read, apply, apply_batch (and apply_batch_int8, apply_run) and
+ *	  commit_page.
  *
  * Locking: each function first calls sog_checkpoint_lock() (store.c), which
  * checks the caller's grant, serializes every change of that checkpoint on
@@ -163,6 +164,30 @@ boundary_stored_through(const SogCheckpoint *cp)
 }
 
 /*
+ * The receipts through applied are stored: advance the locked checkpoint's
+ * applied position (and receipts_through) to it, end a read boundary it
+ * reached, and write the row.
+ */
+static void
+advance_applied(SogCheckpoint *cp, SogPosition *applied)
+{
+	cp->applied_position = applied;
+	if (sog_position_cmp_nullable(applied, cp->receipts_through) > 0)
+		cp->receipts_through = applied;
+	if (sog_position_cmp_nullable(cp->source_cursor, applied) <= 0)
+		sog_clear_read_boundary(cp);
+	sog_checkpoint_write(cp);
+}
+
+/* Does the locked checkpoint hold a read boundary above its applied position? */
+static bool
+has_open_boundary(const SogCheckpoint *cp)
+{
+	return (cp->read_hash != NULL || !cp->read_count_isnull) &&
+		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) > 0;
+}
+
+/*
  * Apply n events to the locked checkpoint *cp: decide each one, store the
  * new receipts as one run and advance applied_position.  result[i] is true
  * for a new event.  Runs inside SPI.
@@ -174,8 +199,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	SogReceiptRun run;
 	SogReceiptRun probe;
 	SogPosition *applied = cp->applied_position;
-	bool		boundary = (cp->read_hash != NULL || !cp->read_count_isnull) &&
-		sog_position_cmp_nullable(cp->source_cursor, applied) > 0;
+	bool		boundary = has_open_boundary(cp);
 	SogPosition *stored = boundary ? boundary_stored_through(cp) : NULL;
 	SogPosition **fpos = NULL;	/* this call's boundary records to fold */
 	const uint8 **fdig = NULL;
@@ -229,12 +253,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	if (sog_position_cmp_nullable(applied, cp->applied_position) > 0)
 	{
 		sog_receipt_run_store(cp->id, &run);
-		cp->applied_position = applied;
-		if (sog_position_cmp_nullable(applied, cp->receipts_through) > 0)
-			cp->receipts_through = applied;
-		if (sog_position_cmp_nullable(cp->source_cursor, applied) <= 0)
-			sog_clear_read_boundary(cp);
-		sog_checkpoint_write(cp);
+		advance_applied(cp, applied);
 	}
 }
 
@@ -400,6 +419,108 @@ Datum
 sog_apply_batch_int8(PG_FUNCTION_ARGS)
 {
 	return apply_batch_call(fcinfo, "apply_batch_int8");
+}
+
+/*
+ * apply_run's events one by one, as apply_batch decides them: the number of
+ * leading duplicates, or 55000 when a duplicate follows a new event.
+ */
+static int
+apply_run_events(SogCheckpoint *cp, int64 first, int n, const uint8 *d)
+{
+	SogPosition **pos = palloc(sizeof(SogPosition *) * n);
+	const uint8 **dig = palloc(sizeof(uint8 *) * n);
+	bool	   *result = palloc(sizeof(bool) * n);
+	int			skipped = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		pos[i] = sog_position_from_int64(first + i, 0);
+		dig[i] = d + (size_t) i * SOG_DIGEST_LEN;
+	}
+	apply_events(cp, n, pos, dig, result);
+	while (skipped < n && !result[skipped])
+		skipped++;
+	for (i = skipped; i < n; i++)
+		if (!result[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("a duplicate follows a new event in the run from " INT64_FORMAT " on checkpoint " INT64_FORMAT,
+							first, cp->id),
+					 errdetail("Position " INT64_FORMAT " is new, but position " INT64_FORMAT " after it was applied before (a recovery attempt recorded it).",
+							   first + skipped, first + i),
+					 errhint("Apply this batch with sog.apply_batch_int8, which answers for each event.")));
+	return skipped;
+}
+
+/*
+ * SQL function: sog.apply_run(checkpoint_id bigint, generation bigint,
+ *	   first_position bigint, payload_digests bytea) -> integer
+ *
+ * A dense run, as a Kafka or JetStream batch is: the events at positions
+ * first_position, first_position + 1, ..., with their digests back to back
+ * in one bytea (n x 32 bytes).  Decides each event as apply_batch does and
+ * answers how many leading events were applied before (duplicates); the
+ * rest are new.  A run in which a new event precedes a duplicate (possible
+ * only where a recovery attempt left receipts above the applied position)
+ * has no such answer: 55000, and apply_batch_int8 is the call for it.
+ *
+ * The usual case - the whole run above the applied position of a running
+ * checkpoint with no read boundary open and no receipts above it - stores
+ * the run's rows directly, without a position per event.
+ */
+PG_FUNCTION_INFO_V1(sog_apply_run);
+Datum
+sog_apply_run(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	bytea	   *digests;
+	const uint8 *d;
+	int64		first;
+	SogPosition *first_pos;
+	size_t		len;
+	int			n;
+	int			skipped = 0;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "generation");
+	sog_require_arg(fcinfo, 2, "first_position");
+	sog_require_arg(fcinfo, 3, "payload_digests");
+	first = PG_GETARG_INT64(2);
+	first_pos = sog_position_from_int64(first, 0);	/* 22023 if negative */
+	digests = PG_GETARG_BYTEA_PP(3);
+	len = VARSIZE_ANY_EXHDR(digests);
+	d = (const uint8 *) VARDATA_ANY(digests);
+	if (len == 0 || len % SOG_DIGEST_LEN != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("payload digests must be whole 32-byte digests"),
+				 errdetail("payload_digests has %zu bytes, not a positive multiple of 32.", len),
+				 errhint("Pass the digests of the run's events back to back, 32 bytes each, in position order.")));
+	n = (int) (len / SOG_DIGEST_LEN);
+	if (first > PG_INT64_MAX - (n - 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the run's positions do not fit a bigint"),
+				 errdetail("A run of %d events from " INT64_FORMAT " would end above " INT64_FORMAT ".",
+						   n, first, PG_INT64_MAX),
+				 errhint("Apply the events from 9223372036854775807 on with sog.apply_batch.")));
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
+	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply_run");
+	sog_store_begin();
+	if (cp.state == SOG_STATE_RUNNING && !has_open_boundary(&cp) &&
+		sog_position_cmp_nullable(first_pos, cp.applied_position) > 0 &&
+		sog_position_cmp_nullable(cp.receipts_through, cp.applied_position) <= 0)
+	{
+		sog_receipt_store_dense(cp.id, first, n, d);
+		advance_applied(&cp, sog_position_from_int64(first + n - 1, 0));
+	}
+	else
+		skipped = apply_run_events(&cp, first, n, d);
+	sog_store_end();
+	PG_RETURN_INT32(skipped);
 }
 
 /*

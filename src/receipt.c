@@ -162,13 +162,14 @@ make_bytea(const void *data, size_t len)
 }
 
 /*
- * Store one chunk run->positions[lo..hi) as a row of sog.receipt, through
- * the writer w (open on sog.receipt).
+ * Store one row of sog.receipt through the writer w (open on sog.receipt):
+ * n receipts from first to last, positions their encoded positions (NULL:
+ * a dense run), digests their n digests back to back.
  */
 static void
-store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
-			const SogReceiptRun *run, int lo, int hi, bool dense,
-			const Datum *created_at)
+store_row(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
+		  SogPosition *first, SogPosition *last, int n, bytea *positions,
+		  const uint8 *digests, const Datum *created_at)
 {
 	AttrNumber	atts[RC_NATTS];
 	Datum		values[RC_NATTS];
@@ -185,15 +186,28 @@ store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
 		ncols++;
 	}
 	values[RC_CHECKPOINT_ID] = Int64GetDatum(checkpoint_id);
-	values[RC_FIRST_POSITION] = PointerGetDatum(run->positions[lo]);
-	values[RC_LAST_POSITION] = PointerGetDatum(run->positions[hi - 1]);
-	values[RC_N] = Int32GetDatum(hi - lo);
-	if (dense)
-	{
-		values[RC_POSITIONS] = (Datum) 0;
-		isnull[RC_POSITIONS] = true;
-	}
-	else
+	values[RC_FIRST_POSITION] = PointerGetDatum(first);
+	values[RC_LAST_POSITION] = PointerGetDatum(last);
+	values[RC_N] = Int32GetDatum(n);
+	values[RC_POSITIONS] = PointerGetDatum(positions);
+	isnull[RC_POSITIONS] = (positions == NULL);
+	values[RC_DIGESTS] = PointerGetDatum(make_bytea(digests, (size_t) n * SOG_DIGEST_LEN));
+	sog_writer_insert(w, ncols, atts, values, isnull);
+}
+
+/*
+ * Store one chunk run->positions[lo..hi) as a row of sog.receipt, through
+ * the writer w (open on sog.receipt).
+ */
+static void
+store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
+			const SogReceiptRun *run, int lo, int hi, bool dense,
+			const Datum *created_at)
+{
+	bytea	   *positions = NULL;
+	int			i;
+
+	if (!dense)
 	{
 		StringInfoData buf;
 
@@ -205,11 +219,10 @@ store_chunk(SogWriter *w, const AttrNumber *att, int64 checkpoint_id,
 			put_length(&buf, len);
 			appendBinaryStringInfo(&buf, (const char *) SOG_POS_BYTES(run->positions[i]), len);
 		}
-		values[RC_POSITIONS] = PointerGetDatum(make_bytea(buf.data, buf.len));
+		positions = make_bytea(buf.data, buf.len);
 	}
-	values[RC_DIGESTS] = PointerGetDatum(make_bytea(run->digests + (size_t) lo * SOG_DIGEST_LEN,
-													(size_t) (hi - lo) * SOG_DIGEST_LEN));
-	sog_writer_insert(w, ncols, atts, values, isnull);
+	store_row(w, att, checkpoint_id, run->positions[lo], run->positions[hi - 1], hi - lo,
+			  positions, run->digests + (size_t) lo * SOG_DIGEST_LEN, created_at);
 }
 
 /*
@@ -280,6 +293,34 @@ sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
 		}
 		store_chunk(&w, att, checkpoint_id, run, lo, hi, dense, created_at);
 		lo = hi;
+	}
+	sog_writer_end(&w);
+	table_close(rel, NoLock);
+}
+
+void
+sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n, const uint8 *digests)
+{
+	/* as many digests as sog_receipt_run_store_at puts in a dense row */
+	const int	per_row = SOG_RECEIPT_ROW_BYTES / SOG_DIGEST_LEN;
+	Relation	rel;
+	const AttrNumber *att;
+	SogWriter	w;
+	int			lo;
+
+	if (n <= 0)
+		return;
+	rel = table_open(sog_receipt_relid(), RowExclusiveLock);
+	att = sog_receipt_attnums(rel);
+	sog_writer_begin(&w, rel, false, NULL, 0);
+	for (lo = 0; lo < n; lo += per_row)
+	{
+		int			hi = Min(n, lo + per_row);
+
+		store_row(&w, att, checkpoint_id,
+				  sog_position_from_int64(first + lo, 0),
+				  sog_position_from_int64(first + hi - 1, 0),
+				  hi - lo, NULL, digests + (size_t) lo * SOG_DIGEST_LEN, NULL);
 	}
 	sog_writer_end(&w);
 	table_close(rel, NoLock);

@@ -186,6 +186,14 @@ extern void sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *r
 									 const Datum *created_at);
 
 /*
+ * Store the dense run first, first+1, ..., first+n-1 (first >= 0, no
+ * overflow) with its n digests back to back: the rows
+ * sog_receipt_run_store would write for it, without a position per event.
+ */
+extern void sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n,
+									const uint8 *digests);
+
+/*
  * Look up the stored receipt of pos; true and its digest if there is one.
  * probe caches the stored row fetched last (initialise it with
  * sog_receipt_run_init); pass the same probe for the events of one call.
