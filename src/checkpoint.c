@@ -91,8 +91,9 @@ state_from_label(const char *s)
 }
 
 void
-sog_report_unknown_checkpoint(int64 id)
+sog_report_unknown_checkpoint(int64 id, int kinds)
 {
+	sog_check_access_missing(psprintf("checkpoint " INT64_FORMAT, id), kinds);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("checkpoint " INT64_FORMAT " does not exist", id),
@@ -425,7 +426,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 			heap_freetuple(tup);
 	}
 	if (!found)
-		sog_report_unknown_checkpoint(id);
+		sog_report_unknown_checkpoint(id, access);
 
 	read_row(slot, att, id, cp);
 	remember(cp);
@@ -697,7 +698,7 @@ sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
 }
 
 char *
-sog_checkpoint_consumer(int64 id)
+sog_checkpoint_consumer(int64 id, int kinds)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
@@ -705,7 +706,7 @@ sog_checkpoint_consumer(int64 id)
 	sog_exec_snapshot("SELECT consumer FROM sog.checkpoint WHERE id OPERATOR(pg_catalog.=) $1",
 					  1, types, values);
 	if (SPI_processed == 0)
-		sog_report_unknown_checkpoint(id);
+		sog_report_unknown_checkpoint(id, kinds);
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 

@@ -74,7 +74,7 @@ sog_receipts(PG_FUNCTION_ARGS)
 	sink.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	sog_store_begin();
-	sog_check_access(id, sog_checkpoint_consumer(id), SOG_ACCESS_ANY);
+	sog_check_access(id, sog_checkpoint_consumer(id, SOG_ACCESS_ANY), SOG_ACCESS_ANY);
 	sog_receipt_scan(id, from, to, emit_receipt, &sink);
 	sog_store_end();
 	return (Datum) 0;

@@ -231,17 +231,27 @@ read_recovery(int64 id, SogRecovery *r)
 
 /*
  * Find attempt id, lock its checkpoint, and read both on the newest state.
- * Raises 22023 for an unknown attempt.  Runs inside SPI.
+ * Raises 22023 for an unknown attempt (42501, as for another consumer's
+ * attempt, to a role whose grants do not cover every checkpoint).  Runs
+ * inside SPI.
  */
 void
 sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp)
 {
+	char	   *what = psprintf("recovery attempt " INT64_FORMAT, id);
+
 	if (!read_recovery(id, r))
+	{
+		sog_check_access_missing(what, SOG_ACCESS_CONSUMER);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("recovery attempt " INT64_FORMAT " does not exist", id),
 				 errdetail("No row of sog.recovery has id " INT64_FORMAT ".", id),
 				 errhint("Use the id returned by sog.begin_recovery().")));
+	}
+	/* refused as the attempt, not as its checkpoint */
+	sog_check_access_to(what, sog_checkpoint_consumer(r->checkpoint_id, SOG_ACCESS_CONSUMER),
+						SOG_ACCESS_CONSUMER);
 	sog_checkpoint_lock(r->checkpoint_id, cp, SOG_ACCESS_CONSUMER, false);
 	if (!read_recovery(id, r))
 		elog(ERROR, "recovery attempt " INT64_FORMAT " vanished", id);
