@@ -808,10 +808,13 @@ SELECT c.id AS checkpoint_id, c.consumer, c.stream, c."partition", c.state,
 		 WHERE g.checkpoint_id OPERATOR(pg_catalog.=) c.id AND g.resolved_at IS NULL) AS open_gaps,
 	   (SELECT pg_catalog.count(*) FROM sog.recovery r
 		 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id AND r.state OPERATOR(pg_catalog.=) 'open') AS open_recoveries,
-	   c.updated_at
+	   c.updated_at,
+	   CASE WHEN c.receipts_through OPERATOR(pg_catalog.>) c.applied_position
+			 OR (c.applied_position IS NULL AND c.receipts_through IS NOT NULL)
+			THEN c.receipts_through END AS recovered_through
   FROM sog.checkpoint c
  WHERE sog.may_see(c.consumer);
-COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, owner, positions, lag, open gaps';
+COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, owner, positions, lag, open gaps, effects a recovery committed above the applied position';
 
 ------------------------------------------------------------------------------
 -- Grants of roles granted before the update.  The update grants nothing
