@@ -475,27 +475,125 @@ COMMENT ON FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) IS
 	'a dense run of events first_position, first_position + 1, ... with their 32-byte digests back to back: how many leading events were applied before (the rest are new)';
 REVOKE ALL ON FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) FROM PUBLIC;
 
--- grant_consumer and revoke_consumer as in 1.0, refusing on a standby first.
-CREATE OR REPLACE FUNCTION sog.grant_consumer(role regrole, consumer text DEFAULT NULL) RETURNS void
+------------------------------------------------------------------------------
+-- A grant belongs to the role it was given to.  1.0 keyed sog.role_grant by
+-- a regrole, the OID alone: a dropped role's row passed its grant to
+-- whichever role got that OID later (after the OID counter wraps, or in any
+-- cluster a dump is restored into, where the dump holds a bare number), and
+-- a restore into a cluster that lacked one granted role loaded no row at
+-- all (COPY's regrole input fails on the first missing name).  Now a row
+-- names its role (role, a name) and the OID it was given to (role_oid), and
+-- counts only while that OID still has that name (src/access.c).  A role
+-- created later, whatever its OID, has no grant until one is made for it:
+-- by a grant function, by sog.refresh_grants() (which binds rows to the
+-- role of their name, and says so), or by a restore, which binds the rows
+-- it loads by name as PostgreSQL restores privileges by name.  Rows of a
+-- role that does not exist are kept, reported and never in force.
+------------------------------------------------------------------------------
+
+ALTER TABLE sog.role_grant ADD COLUMN role_oid oid;
+UPDATE sog.role_grant SET role_oid = role::oid;
+ALTER TABLE sog.role_grant ALTER COLUMN role DROP NOT NULL;
+-- a role dropped before the update: its name is unknown (regrole prints
+-- its OID), and its row is kept for the record, never in force
+ALTER TABLE sog.role_grant ALTER COLUMN role TYPE name
+	USING CASE WHEN role::text OPERATOR(pg_catalog.=) role::oid::text THEN NULL
+			   ELSE pg_catalog.pg_get_userbyid(role::oid) END;
+COMMENT ON TABLE sog.role_grant IS
+	'grants of sog.grant_consumer and sog.grant_operator: which roles may act on which consumers'' checkpoints (in force while role_oid has the name role; see sog.grant_status)';
+COMMENT ON COLUMN sog.role_grant.role IS 'the name of the role granted (NULL: a role dropped before 1.1, whose name is unknown)';
+COMMENT ON COLUMN sog.role_grant.role_oid IS 'the OID of the role granted in this cluster (NULL: no role of that name exists here)';
+
+-- A grant as a message names it: "operator", "consumer 'orders-sink'",
+-- "every consumer".
+CREATE FUNCTION sog.grant_label(kind text, consumer text) RETURNS text
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN grant_label.kind OPERATOR(pg_catalog.=) 'operator' THEN 'operator'
+				WHEN grant_label.consumer IS NULL THEN 'every consumer'
+				ELSE 'consumer ' || pg_catalog.quote_literal(pg_catalog.left(grant_label.consumer, 200)) END
+$$;
+COMMENT ON FUNCTION sog.grant_label(text, text) IS
+	'a grant of sog.role_grant as messages name it (operator, consumer ''name'', every consumer)';
+
+-- The warning for a grant whose role does not exist in this cluster.
+CREATE FUNCTION sog.warn_grant_missing(role name, kind text, consumer text) RETURNS void
 	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	IF grant_consumer.role IS NULL THEN
-		RAISE EXCEPTION 'role must not be NULL'
-			USING ERRCODE = '22023',
-				  DETAIL = 'sog.grant_consumer() needs the role that runs the consumer.',
-				  HINT = 'Pass a role name, for example sog.grant_consumer(''orders_consumer'').';
+	RAISE WARNING 'role "%" does not exist: its grant (%) is kept but not in force',
+		warn_grant_missing.role, sog.grant_label(warn_grant_missing.kind, warn_grant_missing.consumer)
+		USING DETAIL = 'sog.role_grant holds a grant of that role, but this cluster has no role of that name; no other role gets it.',
+			  HINT = pg_catalog.format('Create role %s and run SELECT sog.refresh_grants(); as the extension''s owner, or delete the grant from sog.role_grant.',
+									  pg_catalog.quote_ident(warn_grant_missing.role));
+END
+$$;
+COMMENT ON FUNCTION sog.warn_grant_missing(name, text, text) IS
+	'raises the warning for a grant of sog.role_grant whose role does not exist (restore, sog.refresh_grants)';
+REVOKE ALL ON FUNCTION sog.grant_label(text, text), sog.warn_grant_missing(name, text, text) FROM PUBLIC;
+
+-- A row loaded by a restore (or written by hand) is bound to the role of
+-- its name in this cluster: the OID of the dumped cluster means nothing
+-- here.  A name no role has is kept unbound (role_oid NULL), with a
+-- warning in the restore's output.
+CREATE FUNCTION sog.role_grant_bind() RETURNS trigger
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	now_oid oid;
+BEGIN
+	IF NEW.role IS NULL OR EXISTS (
+		SELECT FROM pg_catalog.pg_roles a
+		 WHERE a.oid OPERATOR(pg_catalog.=) NEW.role_oid AND a.rolname OPERATOR(pg_catalog.=) NEW.role) THEN
+		RETURN NEW;
 	END IF;
-	IF grant_consumer.consumer IS NOT NULL
-	   AND btrim(grant_consumer.consumer, E' \t\n\r\f\x0B') OPERATOR(pg_catalog.=) '' THEN
-		RAISE EXCEPTION 'consumer must not be blank'
-			USING ERRCODE = '22023',
-				  DETAIL = format('The consumer name given for role %s is blank.', grant_consumer.role),
-				  HINT = 'Pass the consumer name the role may act on, or NULL for every consumer.';
+	SELECT a.oid INTO now_oid FROM pg_catalog.pg_roles a WHERE a.rolname OPERATOR(pg_catalog.=) NEW.role;
+	NEW.role_oid := now_oid;
+	IF now_oid IS NULL THEN
+		PERFORM sog.warn_grant_missing(NEW.role, NEW.kind, NEW.consumer);
 	END IF;
-	PERFORM sog.refuse_during_recovery('grant to a consumer');
-	EXECUTE format('GRANT EXECUTE ON FUNCTION '
+	RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION sog.role_grant_bind() IS
+	'trigger: binds a grant row that is inserted (a restore) to the role of its name in this cluster, or keeps it unbound with a warning';
+CREATE TRIGGER role_grant_bind BEFORE INSERT ON sog.role_grant
+	FOR EACH ROW EXECUTE FUNCTION sog.role_grant_bind();
+REVOKE ALL ON FUNCTION sog.role_grant_bind() FROM PUBLIC;
+
+-- Every grant row and whether it is in force: in_force (its OID has its
+-- name), unbound (a role of its name has another OID: a restore with
+-- triggers off, or the role was dropped and created again;
+-- sog.refresh_grants() binds it), missing (no role of its name: kept, never
+-- in force; refresh_grants binds it once the role exists), dropped (a role
+-- dropped before 1.1, name unknown: never in force).
+CREATE VIEW sog.grant_status AS
+SELECT g.role, g.kind, g.consumer, g.granted_by, g.granted_at, g.role_oid,
+	   CASE WHEN g.role IS NULL THEN 'dropped'
+			WHEN b.oid IS NOT NULL THEN 'in_force'
+			WHEN n.oid IS NOT NULL THEN 'unbound'
+			ELSE 'missing' END AS status
+  FROM sog.role_grant g
+  LEFT JOIN pg_catalog.pg_roles b
+	ON b.oid OPERATOR(pg_catalog.=) g.role_oid AND b.rolname OPERATOR(pg_catalog.=) g.role
+  LEFT JOIN pg_catalog.pg_roles n ON n.rolname OPERATOR(pg_catalog.=) g.role;
+COMMENT ON VIEW sog.grant_status IS
+	'every grant row and its status: in_force, unbound (sog.refresh_grants() binds it to the role of its name), missing (no such role), dropped (before 1.1)';
+REVOKE ALL ON sog.grant_status FROM PUBLIC;
+
+-- What each kind of grant gives, in one place: GRANT (give) or REVOKE.
+CREATE FUNCTION sog.role_privileges(role regrole, kind text, give boolean) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	consumer boolean := role_privileges.kind OPERATOR(pg_catalog.=) 'consumer';
+	verb text := CASE WHEN role_privileges.give THEN 'GRANT' ELSE 'REVOKE' END;
+	dir text := CASE WHEN role_privileges.give THEN 'TO' ELSE 'FROM' END;
+	functions text := CASE WHEN consumer THEN
 		'sog.register(text, text, text, text, text, text, text), '
 		'sog.claim(bigint, text, text), '
 		'sog.note_read(bigint, bigint, sog.position, text, bigint), '
@@ -513,25 +611,103 @@ BEGIN
 		'sog.owner_check(bigint, bigint), '
 		'sog.begin_recovery(bigint, bigint, text, text, sog.position, boolean, sog.position, sog.position), '
 		'sog.recovery_event(bigint, sog.position, bytea), '
-		'sog.promote(bigint, text, sog.position) TO %s', grant_consumer.role);
-	EXECUTE format('GRANT SELECT ON sog.status TO %s', grant_consumer.role);
+		'sog.promote(bigint, text, sog.position)'
+	ELSE
+		'sog.receipts(bigint, sog.position, sog.position), '
+		'sog.resolve_gap(bigint, text, text), '
+		'sog.prune_receipts(bigint, sog.position), '
+		'sog.gaps(bigint), '
+		'sog.owner_check(bigint, bigint), '
+		'sog.reconfigure(bigint, text, text, text, text, text), '
+		'sog.verify_storage(), '
+		'sog.set_retention(text, bigint, numeric, interval), '
+		'sog.retention_horizon(bigint), '
+		'sog.prune_due(bigint, bigint)'
+	END;
+	views text := CASE WHEN consumer THEN 'sog.status' ELSE
+		'sog.status, sog.unresolved_gaps, sog.reconfiguration, sog.retention_due, '
+		'sog.checkpoint_metrics, sog.grant_status' END;
+BEGIN
+	EXECUTE pg_catalog.format('%s EXECUTE ON FUNCTION %s %s %s', verb, functions, dir, role_privileges.role);
+	EXECUTE pg_catalog.format('%s SELECT ON %s %s %s', verb, views, dir, role_privileges.role);
+	IF NOT consumer THEN
+		EXECUTE pg_catalog.format('%s EXECUTE ON PROCEDURE sog.prune_due() %s %s', verb, dir, role_privileges.role);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION sog.role_privileges(regrole, text, boolean) IS
+	'grants (give) or revokes what a consumer or an operator grant gives: the one list of each kind''s functions and views';
+
+-- Record a grant of role: its row, bound to the role's OID now (a row of
+-- that name bound to another OID is bound to this role: the grant is made
+-- for it now).
+CREATE FUNCTION sog.role_grant_put(role regrole, kind text, consumer text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	role_name name := (SELECT a.rolname FROM pg_catalog.pg_roles a
+						WHERE a.oid OPERATOR(pg_catalog.=) role_grant_put.role);
+BEGIN
+	UPDATE sog.role_grant g
+	   SET role_oid = role_grant_put.role, granted_by = CURRENT_USER, granted_at = pg_catalog.now()
+	 WHERE g.role OPERATOR(pg_catalog.=) role_name AND g.kind OPERATOR(pg_catalog.=) role_grant_put.kind
+	   AND g.consumer IS NOT DISTINCT FROM role_grant_put.consumer
+	   AND g.role_oid IS DISTINCT FROM role_grant_put.role::oid;
+	IF NOT EXISTS (SELECT FROM sog.role_grant g
+					WHERE g.role OPERATOR(pg_catalog.=) role_name AND g.kind OPERATOR(pg_catalog.=) role_grant_put.kind
+					  AND g.consumer IS NOT DISTINCT FROM role_grant_put.consumer) THEN
+		INSERT INTO sog.role_grant (role, role_oid, kind, consumer)
+		VALUES (role_name, role_grant_put.role, role_grant_put.kind, role_grant_put.consumer);
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION sog.role_grant_put(regrole, text, text) IS
+	'records a grant of a role in sog.role_grant, bound to the role''s OID now';
+REVOKE ALL ON FUNCTION sog.role_privileges(regrole, text, boolean),
+	sog.role_grant_put(regrole, text, text) FROM PUBLIC;
+
+-- The grant functions: as in 1.0, refusing on a standby first, keeping the
+-- rows by name and OID; revoke_consumer leaves what another grant of the
+-- role gives (an operator keeps owner_check, gaps, receipts and
+-- sog.status), and refuses to take one name from an every-consumer grant.
+CREATE OR REPLACE FUNCTION sog.grant_consumer(role regrole, consumer text DEFAULT NULL) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	role_name name;
+BEGIN
+	IF grant_consumer.role IS NULL THEN
+		RAISE EXCEPTION 'role must not be NULL'
+			USING ERRCODE = '22023',
+				  DETAIL = 'sog.grant_consumer() needs the role that runs the consumer.',
+				  HINT = 'Pass a role name, for example sog.grant_consumer(''orders_consumer'').';
+	END IF;
+	IF grant_consumer.consumer IS NOT NULL
+	   AND btrim(grant_consumer.consumer, E' \t\n\r\f\x0B') OPERATOR(pg_catalog.=) '' THEN
+		RAISE EXCEPTION 'consumer must not be blank'
+			USING ERRCODE = '22023',
+				  DETAIL = format('The consumer name given for role %s is blank.', grant_consumer.role),
+				  HINT = 'Pass the consumer name the role may act on, or NULL for every consumer.';
+	END IF;
+	PERFORM sog.refuse_during_recovery('grant to a consumer');
+	role_name := (SELECT a.rolname FROM pg_catalog.pg_roles a WHERE a.oid OPERATOR(pg_catalog.=) grant_consumer.role);
+	PERFORM sog.role_privileges(grant_consumer.role, 'consumer', true);
 	IF grant_consumer.consumer IS NULL THEN
 		-- every consumer: the scoped grants, if any, are subsumed
 		DELETE FROM sog.role_grant g
-		 WHERE g.role OPERATOR(pg_catalog.=) grant_consumer.role
+		 WHERE g.role OPERATOR(pg_catalog.=) role_name
 		   AND g.kind OPERATOR(pg_catalog.=) 'consumer' AND g.consumer IS NOT NULL;
-		INSERT INTO sog.role_grant (role, kind, consumer)
-		VALUES (grant_consumer.role, 'consumer', NULL)
-		ON CONFLICT DO NOTHING;
+		PERFORM sog.role_grant_put(grant_consumer.role, 'consumer', NULL);
 	ELSIF EXISTS (SELECT FROM sog.role_grant g
-				   WHERE g.role OPERATOR(pg_catalog.=) grant_consumer.role
+				   WHERE g.role OPERATOR(pg_catalog.=) role_name
+					 AND g.role_oid OPERATOR(pg_catalog.=) grant_consumer.role::oid
 					 AND g.kind OPERATOR(pg_catalog.=) 'consumer' AND g.consumer IS NULL) THEN
 		RAISE NOTICE 'role % may already act on every consumer''s checkpoints', grant_consumer.role
 			USING HINT = 'To limit it to some consumers, run sog.revoke_consumer() first, then grant each name.';
 	ELSE
-		INSERT INTO sog.role_grant (role, kind, consumer)
-		VALUES (grant_consumer.role, 'consumer', grant_consumer.consumer)
-		ON CONFLICT DO NOTHING;
+		PERFORM sog.role_grant_put(grant_consumer.role, 'consumer', grant_consumer.consumer);
 	END IF;
 END
 $$;
@@ -540,6 +716,9 @@ CREATE OR REPLACE FUNCTION sog.revoke_consumer(role regrole, consumer text DEFAU
 	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	role_name name;
+	taken bigint;
 BEGIN
 	IF revoke_consumer.role IS NULL THEN
 		RAISE EXCEPTION 'role must not be NULL'
@@ -548,37 +727,43 @@ BEGIN
 				  HINT = 'Pass a role name.';
 	END IF;
 	PERFORM sog.refuse_during_recovery('revoke a consumer grant');
+	role_name := (SELECT a.rolname FROM pg_catalog.pg_roles a WHERE a.oid OPERATOR(pg_catalog.=) revoke_consumer.role);
+	IF revoke_consumer.consumer IS NOT NULL AND EXISTS (
+		SELECT FROM sog.role_grant g
+		 WHERE g.role OPERATOR(pg_catalog.=) role_name
+		   AND g.role_oid OPERATOR(pg_catalog.=) revoke_consumer.role::oid
+		   AND g.kind OPERATOR(pg_catalog.=) 'consumer' AND g.consumer IS NULL) THEN
+		RAISE EXCEPTION 'cannot take consumer % from role %: the role may act on every consumer',
+			quote_literal(left(revoke_consumer.consumer, 200)), revoke_consumer.role
+			USING ERRCODE = '55000',
+				  DETAIL = format('Role %s has a consumer grant without a name, which covers %L and every other consumer; nothing was changed.',
+								  revoke_consumer.role, left(revoke_consumer.consumer, 200)),
+				  HINT = format('Run sog.revoke_consumer(%L) to take back the grant for every consumer, then sog.grant_consumer(%L, name) for each consumer the role keeps.',
+								role_name, role_name);
+	END IF;
 	DELETE FROM sog.role_grant g
-	 WHERE g.role OPERATOR(pg_catalog.=) revoke_consumer.role
+	 WHERE g.role OPERATOR(pg_catalog.=) role_name
 	   AND g.kind OPERATOR(pg_catalog.=) 'consumer'
 	   AND (revoke_consumer.consumer IS NULL
 			OR g.consumer OPERATOR(pg_catalog.=) revoke_consumer.consumer);
-	-- the functions stay executable while another consumer grant remains
+	GET DIAGNOSTICS taken = ROW_COUNT;
+	IF taken OPERATOR(pg_catalog.=) 0 THEN
+		RAISE NOTICE 'role % has no consumer grant%', revoke_consumer.role,
+			coalesce(' for consumer ' || quote_literal(left(revoke_consumer.consumer, 200)), '')
+			USING HINT = 'Nothing was changed; sog.grant_status lists the grants.';
+	END IF;
+	-- the functions stay executable while another consumer grant remains;
+	-- what an operator grant of the role gives stays too
 	IF NOT EXISTS (SELECT FROM sog.role_grant g
-				   WHERE g.role OPERATOR(pg_catalog.=) revoke_consumer.role
+				   WHERE g.role OPERATOR(pg_catalog.=) role_name
+					 AND g.role_oid OPERATOR(pg_catalog.=) revoke_consumer.role::oid
 					 AND g.kind OPERATOR(pg_catalog.=) 'consumer') THEN
-		EXECUTE format('REVOKE EXECUTE ON FUNCTION '
-			'sog.register(text, text, text, text, text, text, text), '
-			'sog.claim(bigint, text, text), '
-			'sog.note_read(bigint, bigint, sog.position, text, bigint), '
-			'sog.apply(bigint, bigint, sog.position, bytea), '
-			'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
-			'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]), '
-		'sog.apply_run(bigint, bigint, bigint, bytea), '
-			'sog.halt(bigint, bigint, sog.position, text, bigint), '
-			'sog.verify_gap(bigint, bigint, text), '
-			'sog.skip_gap(bigint, bigint, text), '
-			'sog.commit_page(bigint, bigint, text, text), '
-			'sog.report_gap(bigint, bigint, sog.position, text, text), '
-			'sog.owner_check(bigint, bigint), '
-			'sog.begin_recovery(bigint, bigint, text, text, sog.position, boolean, sog.position, sog.position), '
-			'sog.recovery_event(bigint, sog.position, bytea), '
-			'sog.promote(bigint, text, sog.position) FROM %s', revoke_consumer.role);
-		IF NOT EXISTS (SELECT FROM sog.role_grant g
-					   WHERE g.role OPERATOR(pg_catalog.=) revoke_consumer.role) THEN
-			EXECUTE format('REVOKE EXECUTE ON FUNCTION sog.receipts(bigint, sog.position, sog.position), '
-				'sog.gaps(bigint) FROM %s', revoke_consumer.role);
-			EXECUTE format('REVOKE SELECT ON sog.status FROM %s', revoke_consumer.role);
+		PERFORM sog.role_privileges(revoke_consumer.role, 'consumer', false);
+		IF EXISTS (SELECT FROM sog.role_grant g
+					WHERE g.role OPERATOR(pg_catalog.=) role_name
+					  AND g.role_oid OPERATOR(pg_catalog.=) revoke_consumer.role::oid
+					  AND g.kind OPERATOR(pg_catalog.=) 'operator') THEN
+			PERFORM sog.role_privileges(revoke_consumer.role, 'operator', true);
 		END IF;
 	END IF;
 END
@@ -596,23 +781,8 @@ BEGIN
 				  HINT = 'Pass a role name, for example sog.grant_operator(''stream_ops'').';
 	END IF;
 	PERFORM sog.refuse_during_recovery('grant to an operator');
-	EXECUTE format('GRANT EXECUTE ON FUNCTION '
-		'sog.receipts(bigint, sog.position, sog.position), '
-		'sog.resolve_gap(bigint, text, text), '
-		'sog.prune_receipts(bigint, sog.position), '
-		'sog.gaps(bigint), '
-		'sog.owner_check(bigint, bigint), '
-		'sog.reconfigure(bigint, text, text, text, text, text), '
-		'sog.verify_storage(), '
-		'sog.set_retention(text, bigint, numeric, interval), '
-		'sog.retention_horizon(bigint), '
-		'sog.prune_due(bigint, bigint) TO %s', grant_operator.role);
-	EXECUTE format('GRANT EXECUTE ON PROCEDURE sog.prune_due() TO %s', grant_operator.role);
-	EXECUTE format('GRANT SELECT ON sog.status, sog.unresolved_gaps, sog.reconfiguration, '
-				   'sog.retention_due, sog.checkpoint_metrics TO %s', grant_operator.role);
-	INSERT INTO sog.role_grant (role, kind, consumer)
-	VALUES (grant_operator.role, 'operator', NULL)
-	ON CONFLICT DO NOTHING;
+	PERFORM sog.role_privileges(grant_operator.role, 'operator', true);
+	PERFORM sog.role_grant_put(grant_operator.role, 'operator', NULL);
 END
 $$;
 
@@ -648,10 +818,13 @@ SELECT c.id AS checkpoint_id, c.consumer, c.stream, c."partition", c.state,
 		 WHERE g.checkpoint_id OPERATOR(pg_catalog.=) c.id AND g.resolved_at IS NULL) AS open_gaps,
 	   (SELECT pg_catalog.count(*) FROM sog.recovery r
 		 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id AND r.state OPERATOR(pg_catalog.=) 'open') AS open_recoveries,
-	   c.updated_at
+	   c.updated_at,
+	   CASE WHEN c.receipts_through OPERATOR(pg_catalog.>) c.applied_position
+			 OR (c.applied_position IS NULL AND c.receipts_through IS NOT NULL)
+			THEN c.receipts_through END AS recovered_through
   FROM sog.checkpoint c
  WHERE sog.may_see(c.consumer);
-COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, owner, positions, lag, open gaps';
+COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, owner, positions, lag, open gaps, effects a recovery committed above the applied position';
 
 ------------------------------------------------------------------------------
 -- Grants of roles granted before the update.  The update grants nothing
@@ -672,14 +845,34 @@ DECLARE
 	n integer := 0;
 BEGIN
 	PERFORM sog.refuse_during_recovery('refresh grants');
-	-- roles dropped since their grant are skipped (their rows stay for the audit)
-	FOR g IN SELECT r.role, r.kind, r.consumer FROM sog.role_grant r
-			  WHERE EXISTS (SELECT FROM pg_catalog.pg_roles a WHERE a.oid OPERATOR(pg_catalog.=) r.role)
-			  ORDER BY r.kind, r.role::text, r.consumer LOOP
+	-- by name: a row's role is the role of its name in this cluster
+	FOR g IN SELECT r.role, r.role_oid, r.kind, r.consumer, a.oid AS now_oid
+			   FROM sog.role_grant r
+			   LEFT JOIN pg_catalog.pg_roles a ON a.rolname OPERATOR(pg_catalog.=) r.role
+			  WHERE r.role IS NOT NULL
+			  ORDER BY r.kind, r.role, r.consumer LOOP
+		IF g.now_oid IS NULL THEN
+			-- kept and reported, never in force; unbound, so that no role
+			-- that gets its old OID can match it
+			UPDATE sog.role_grant x SET role_oid = NULL
+			 WHERE x.role OPERATOR(pg_catalog.=) g.role AND x.kind OPERATOR(pg_catalog.=) g.kind
+			   AND x.consumer IS NOT DISTINCT FROM g.consumer AND x.role_oid IS NOT NULL;
+			PERFORM sog.warn_grant_missing(g.role, g.kind, g.consumer);
+			CONTINUE;
+		END IF;
+		IF g.role_oid IS DISTINCT FROM g.now_oid THEN
+			RAISE WARNING 'the grant (%) of role "%" now belongs to the role of that name',
+				sog.grant_label(g.kind, g.consumer), g.role
+				USING DETAIL = pg_catalog.format('It was given to %s; role %s has OID %s (a restore loaded without triggers, or the role was dropped and created again).',
+												coalesce('OID ' || g.role_oid, 'a role of another cluster'),
+												pg_catalog.quote_ident(g.role), g.now_oid),
+					  HINT = pg_catalog.format('If role %s must not have it, run sog.revoke_consumer() for it (operator grants: delete the row from sog.role_grant and revoke its privileges).',
+											  pg_catalog.quote_ident(g.role));
+		END IF;
 		IF g.kind OPERATOR(pg_catalog.=) 'operator' THEN
-			PERFORM sog.grant_operator(g.role);
+			PERFORM sog.grant_operator(g.now_oid::regrole);
 		ELSE
-			PERFORM sog.grant_consumer(g.role, g.consumer);
+			PERFORM sog.grant_consumer(g.now_oid::regrole, g.consumer);
 		END IF;
 		n := n + 1;
 	END LOOP;
@@ -687,14 +880,22 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION sog.refresh_grants() IS
-	'gives every role of sog.role_grant what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE); returns the number of grant rows re-applied';
+	'gives every role of sog.role_grant what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE and after a restore), binding each row to the role of its name (a warning for each row it binds anew or whose role does not exist); returns the number of grant rows re-applied';
 REVOKE ALL ON FUNCTION sog.refresh_grants() FROM PUBLIC;
 
 DO $$
 BEGIN
-	IF EXISTS (SELECT FROM sog.role_grant) THEN
+	IF EXISTS (SELECT FROM sog.role_grant WHERE role IS NOT NULL) THEN
 		RAISE WARNING 'roles granted before the update do not have the functions 1.1 adds yet'
 			USING HINT = 'Run SELECT sog.refresh_grants(); as the extension''s owner.';
+	END IF;
+	IF EXISTS (SELECT FROM sog.role_grant WHERE role IS NULL) THEN
+		RAISE WARNING '% grants of roles dropped before the update are kept in sog.role_grant but never in force',
+			(SELECT pg_catalog.count(*) FROM sog.role_grant WHERE role IS NULL)
+			USING DETAIL = pg_catalog.format('1.0 kept them by OID alone (%s), which a role created later could get.',
+											(SELECT pg_catalog.string_agg(role_oid::text, ', ' ORDER BY role_oid)
+											   FROM sog.role_grant WHERE role IS NULL)),
+				  HINT = 'Delete them from sog.role_grant when the record is not needed (sog.grant_status shows them as dropped).';
 	END IF;
 END
 $$;

@@ -11,6 +11,22 @@
  * on checkpoints of that consumer (several grants add names), one without a
  * name on every checkpoint; an operator grant covers every checkpoint.
  *
+ * A grant belongs to the role it was given to: the row holds the role's
+ * name and its OID (1.1), and counts only while that OID still has that
+ * name.  A role dropped after its grant leaves its row, but no role created
+ * later inherits it, whatever OID it gets: a different name never matches,
+ * and the same name with another OID neither (until the owner binds it with
+ * sog.refresh_grants(); a restore binds the rows it loads by name, as
+ * PostgreSQL restores privileges by name).  A database still at 1.0 keys
+ * the row by OID alone (its role column is a regrole).
+ *
+ * What a refusal says: a role whose grants do not cover every checkpoint
+ * (a scoped consumer, a role without a grant) gets the same 42501 for a
+ * checkpoint, attempt or gap it may not act on and for one that does not
+ * exist, naming only its own grants (sog_check_access_missing): it learns
+ * nothing of other consumers' ids or names.  Roles whose grants cover every
+ * checkpoint get 22023 for an unknown id, as the contract says.
+ *
  * The role checked is the session's current role (GetOuterUserId(): the
  * login role, or the one chosen with SET ROLE), not the owner of the
  * extension that the SECURITY DEFINER functions run as.  A SECURITY DEFINER
@@ -98,6 +114,34 @@ typedef struct SogGrants
 	List	   *consumers;
 } SogGrants;
 
+/*
+ * The role a row of sog.role_grant grants to, or InvalidOid when the row is
+ * not in force: in 1.1 its OID while that OID still has the row's name
+ * (att_oid valid); in 1.0 the regrole column itself.
+ */
+static Oid
+grant_role(TupleTableSlot *slot, AttrNumber att_role, AttrNumber att_oid)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, att_role, &isnull);
+	Oid			role;
+	Datum		o;
+	char	   *now;
+
+	if (isnull)
+		return InvalidOid;		/* the role's name is unknown: never in force */
+	if (att_oid == InvalidAttrNumber)
+		return DatumGetObjectId(d);
+	o = slot_getattr(slot, att_oid, &isnull);
+	if (isnull)
+		return InvalidOid;		/* not bound in this cluster */
+	role = DatumGetObjectId(o);
+	now = GetUserNameFromId(role, true);
+	if (now == NULL || strcmp(now, NameStr(*DatumGetName(d))) != 0)
+		return InvalidOid;		/* dropped, renamed, or another role's OID now */
+	return role;
+}
+
 static void
 read_grants(Oid user, SogGrants *g)
 {
@@ -107,6 +151,7 @@ read_grants(Oid user, SogGrants *g)
 	TableScanDesc scan;
 	TupleTableSlot *slot;
 	AttrNumber	att_role;
+	AttrNumber	att_oid;
 	AttrNumber	att_kind;
 	AttrNumber	att_consumer;
 
@@ -118,6 +163,7 @@ read_grants(Oid user, SogGrants *g)
 				 errdetail("Table sog.role_grant does not exist."),
 				 errhint("Run ALTER EXTENSION stream_offset_guard UPDATE, or re-create the extension.")));
 	att_role = get_attnum(relid, "role");
+	att_oid = get_attnum(relid, "role_oid");	/* 1.1 */
 	att_kind = get_attnum(relid, "kind");
 	att_consumer = get_attnum(relid, "consumer");
 	if (att_role == InvalidAttrNumber || att_kind == InvalidAttrNumber ||
@@ -130,12 +176,12 @@ read_grants(Oid user, SogGrants *g)
 	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
 		bool		isnull;
-		Oid			role = DatumGetObjectId(slot_getattr(slot, att_role, &isnull));
+		Oid			role = grant_role(slot, att_role, att_oid);
 		char	   *kind;
 		Datum		consumer;
 		bool		consumer_null;
 
-		if (isnull || !has_privs_of_role(user, role))
+		if (!OidIsValid(role) || !has_privs_of_role(user, role))
 			continue;
 		kind = TextDatumGetCString(slot_getattr(slot, att_kind, &isnull));
 		consumer = slot_getattr(slot, att_consumer, &consumer_null);
@@ -175,18 +221,6 @@ name_list(List *names)
 	return buf.data;
 }
 
-/*
- * "checkpoint 42" or, before a checkpoint exists (register), "consumer
- * \"orders-sink\"": what a refusal is about.
- */
-static char *
-subject(int64 checkpoint_id, const char *consumer)
-{
-	return checkpoint_id > 0 ?
-		psprintf("checkpoint " INT64_FORMAT, checkpoint_id) :
-		psprintf("consumer \"%s\"", sog_cut(consumer));
-}
-
 /* Superusers and roles with the privileges of the extension's owner pass without a grant. */
 static bool
 privileged(Oid user)
@@ -218,52 +252,113 @@ grants_allow(const SogGrants *g, const char *consumer, int kinds)
 	return false;
 }
 
+/* Whether grants g allow kinds of access to every checkpoint there is. */
+static bool
+grants_cover_all(const SogGrants *g, int kinds)
+{
+	return ((kinds & SOG_ACCESS_OPERATOR) && g->operator) ||
+		((kinds & SOG_ACCESS_CONSUMER) && g->all_consumers);
+}
+
+/*
+ * Refuse the session's role kinds of access to what (\"checkpoint 42\",
+ * \"recovery attempt 7\", \"gap 3\"; or, for register, \"consumer \\"x\\"\"
+ * with requested the consumer name the caller gave).  The detail and hint
+ * name the role and its own grants, never what it may not see: the same
+ * words whether what exists or not.
+ */
+static void
+refuse(Oid user, const SogGrants *g, const char *what, const char *requested, int kinds)
+{
+	const char *rolename = sog_cut(GetUserNameFromId(user, false));
+	const char *names = g->consumers ? name_list(g->consumers) : NULL;
+	const char *plural = list_length(g->consumers) > 1 ? "s" : "";
+
+	if (!g->any)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" has no grant from sog.grant_consumer() or sog.grant_operator().",
+						   rolename),
+				 requested ?
+				 errhint("The extension's owner grants access with sog.grant_consumer('%s', '%s') or sog.grant_operator('%s').",
+						 rolename, sog_cut(requested), rolename) :
+				 errhint("The extension's owner grants access with sog.grant_consumer('%s', consumer) or sog.grant_operator('%s').",
+						 rolename, rolename)));
+	if (kinds == SOG_ACCESS_OPERATOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" is not an operator; this function is for operators.",
+						   rolename),
+				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
+						 rolename)));
+	if (names == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" has no consumer grant.", rolename),
+				 errhint("The extension's owner grants one with sog.grant_consumer('%s', consumer).",
+						 rolename)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for %s", what),
+			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s.",
+					   rolename, plural, names),
+			 requested ?
+			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer('%s', '%s').",
+					 sog_cut(requested), rolename, sog_cut(requested)) :
+			 errhint("Use the id of a checkpoint of consumer%s %s (sog.status lists them), or have the extension's owner grant more with sog.grant_consumer('%s', consumer).",
+					 plural, names, rolename)));
+}
+
 void
-sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
+sog_check_access_to(const char *what, const char *consumer, int kinds)
 {
 	Oid			user = GetOuterUserId();
 	SogGrants	g;
-	char	   *rolename;
-	char	   *what = NULL;
 
 	if (privileged(user))
 		return;
 	read_grants(user, &g);
 	if (grants_allow(&g, consumer, kinds))
 		return;
+	refuse(user, &g, what, NULL, kinds);
+}
 
-	rolename = GetUserNameFromId(user, false);
-	what = subject(checkpoint_id, consumer);
-	if (!g.any)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for %s", what),
-				 errdetail("Role \"%s\" has no grant from sog.grant_consumer() or sog.grant_operator().",
-						   sog_cut(rolename)),
-				 errhint("The extension's owner grants access with sog.grant_consumer('%s', '%s') or sog.grant_operator('%s').",
-						 sog_cut(rolename), sog_cut(consumer), sog_cut(rolename))));
-	if (kinds == SOG_ACCESS_OPERATOR)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for %s", what),
-				 errdetail("Role \"%s\" is not an operator; this function is for operators.",
-						   sog_cut(rolename)),
-				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
-						 sog_cut(rolename))));
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for %s", what),
-			 g.consumers == NIL ?
-			 errdetail("Role \"%s\" has no consumer grant.", sog_cut(rolename)) :
-			 checkpoint_id > 0 ?
-			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s; %s belongs to consumer \"%s\".",
-					   sog_cut(rolename), list_length(g.consumers) > 1 ? "s" : "",
-					   name_list(g.consumers), what, sog_cut(consumer)) :
-			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s.",
-					   sog_cut(rolename), list_length(g.consumers) > 1 ? "s" : "",
-					   name_list(g.consumers)),
-			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer('%s', '%s').",
-					 sog_cut(consumer), sog_cut(rolename), sog_cut(consumer))));
+void
+sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
+{
+	Oid			user = GetOuterUserId();
+	SogGrants	g;
+
+	if (checkpoint_id > 0)
+	{
+		sog_check_access_to(psprintf("checkpoint " INT64_FORMAT, checkpoint_id),
+							consumer, kinds);
+		return;
+	}
+	/* register: a consumer name the caller gave, no checkpoint yet */
+	if (privileged(user))
+		return;
+	read_grants(user, &g);
+	if (grants_allow(&g, consumer, kinds))
+		return;
+	refuse(user, &g, psprintf("consumer \"%s\"", sog_cut(consumer)), consumer, kinds);
+}
+
+void
+sog_check_access_missing(const char *what, int kinds)
+{
+	Oid			user = GetOuterUserId();
+	SogGrants	g;
+
+	if (privileged(user))
+		return;
+	read_grants(user, &g);
+	if (grants_cover_all(&g, kinds))
+		return;
+	refuse(user, &g, what, NULL, kinds);
 }
 
 /*

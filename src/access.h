@@ -22,6 +22,20 @@
  */
 extern void sog_check_access(int64 checkpoint_id, const char *consumer, int kinds);
 
+/*
+ * The same for what ("recovery attempt 7", "gap 3") of a checkpoint of
+ * consumer: the refusal names what, not the checkpoint.
+ */
+extern void sog_check_access_to(const char *what, const char *consumer, int kinds);
+
+/*
+ * What (a checkpoint, attempt or gap) does not exist: raise the 42501 a
+ * role whose grants do not cover every checkpoint gets for one it may not
+ * act on (it must not learn which ids exist); return for a role whose do
+ * (the caller then reports the unknown id, 22023).
+ */
+extern void sog_check_access_missing(const char *what, int kinds);
+
 /* Name of the session's current role, for audit columns. */
 extern const char *sog_acting_role(void);
 

@@ -91,8 +91,9 @@ state_from_label(const char *s)
 }
 
 void
-sog_report_unknown_checkpoint(int64 id)
+sog_report_unknown_checkpoint(int64 id, int kinds)
 {
+	sog_check_access_missing(psprintf("checkpoint " INT64_FORMAT, id), kinds);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("checkpoint " INT64_FORMAT " does not exist", id),
@@ -110,16 +111,39 @@ typedef struct SogHolder
 	int			pid;			/* its backend, 0 if not found */
 	char	   *since;			/* its transaction's start, or NULL */
 	char	   *state;			/* its backend's state, or NULL */
+	char	   *gid;			/* a prepared transaction's gid, or NULL */
+	char	   *gid_owner;		/* its owner */
+	char	   *prepared;		/* when it was prepared */
 	int64		generation;		/* the newest committed generation */
 	char	   *owner;
 	char	   *claimed_at;
 } SogHolder;
+
+/*
+ * The n text columns of the one row sql returns for $1 = value (of type
+ * type), copied into caller's context; out stays NULL when there is none.
+ * Runs inside an SPI connection.
+ */
+static void
+holder_row(const char *sql, Oid type, Datum value, char **out, int n,
+		   MemoryContext caller)
+{
+	int			i;
+
+	if (SPI_execute_with_args(sql, 1, &type, &value, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		return;
+	MemoryContextSwitchTo(caller);
+	for (i = 0; i < n; i++)
+		out[i] = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1);
+}
 
 static void
 find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder *h)
 {
 	HeapTupleHeader t = tup->t_data;
 	TransactionId xmax = HeapTupleHeaderGetRawXmax(t);
+	MemoryContext caller = CurrentMemoryContext;
 	bool		isnull;
 	Datum		d;
 
@@ -138,27 +162,33 @@ find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder *h)
 		return;
 	h->known = true;
 	h->pid = BackendXidGetPid(xmax);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	MemoryContextSwitchTo(caller);
 	if (h->pid != 0)
 	{
-		Oid			types[1] = {INT4OID};
-		Datum		values[1] = {Int32GetDatum(h->pid)};
-		MemoryContext caller = CurrentMemoryContext;
+		char	   *row[2] = {NULL, NULL};
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		MemoryContextSwitchTo(caller);
-		if (SPI_execute_with_args("SELECT xact_start::text, state FROM pg_catalog.pg_stat_activity "
-								  "WHERE pid OPERATOR(pg_catalog.=) $1",
-								  1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-		{
-			MemoryContextSwitchTo(caller);
-			h->since = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-			h->state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-		}
-		MemoryContextSwitchTo(caller);
-		SPI_finish();
+		holder_row("SELECT xact_start::text, state FROM pg_catalog.pg_stat_activity "
+				   "WHERE pid OPERATOR(pg_catalog.=) $1",
+				   INT4OID, Int32GetDatum(h->pid), row, 2, caller);
+		h->since = row[0];
+		h->state = row[1];
 	}
+	else
+	{
+		/* no backend runs it: a prepared transaction (PREPARE TRANSACTION) */
+		char	   *row[3] = {NULL, NULL, NULL};
+
+		holder_row("SELECT gid, owner::text, prepared::text FROM pg_catalog.pg_prepared_xacts "
+				   "WHERE transaction OPERATOR(pg_catalog.=) $1",
+				   XIDOID, TransactionIdGetDatum(xmax), row, 3, caller);
+		h->gid = row[0];
+		h->gid_owner = row[1];
+		h->prepared = row[2];
+	}
+	MemoryContextSwitchTo(caller);
+	SPI_finish();
 }
 
 /*
@@ -179,6 +209,9 @@ report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms)
 		appendStringInfo(&detail, "; its row is locked by the open transaction of backend %d, in progress since %s (%s).",
 						 h->pid, h->since ? h->since : "an unknown time",
 						 h->state ? h->state : "state unknown");
+	else if (h->known && h->gid)
+		appendStringInfo(&detail, "; its row is locked by prepared transaction \"%s\" (owner %s, prepared at %s), which no backend runs.",
+						 sog_cut(h->gid), sog_cut(h->gid_owner), h->prepared);
 	else
 		appendStringInfoString(&detail, "; its row is locked by an open transaction.");
 	ereport(ERROR,
@@ -189,6 +222,9 @@ report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms)
 			 errdetail_internal("%s", detail.data),
 			 h->known && h->pid != 0 ?
 			 errhint("Retry later, or end that transaction (SELECT pg_terminate_backend(%d)): its uncommitted sink rows roll back, and a claim then resumes from what it had committed. Set idle_in_transaction_session_timeout for consumers so a stopped one cannot hold a checkpoint for long.", h->pid) :
+			 h->known && h->gid ?
+			 errhint("Finish that prepared transaction as its owner or a superuser, in its database: COMMIT PREPARED %s keeps its sink rows, ROLLBACK PREPARED %s discards them; a claim then resumes from what is committed.",
+					 quote_literal_cstr(sog_cut(h->gid)), quote_literal_cstr(sog_cut(h->gid))) :
 			 errhint("Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).")));
 }
 
@@ -425,7 +461,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 			heap_freetuple(tup);
 	}
 	if (!found)
-		sog_report_unknown_checkpoint(id);
+		sog_report_unknown_checkpoint(id, access);
 
 	read_row(slot, att, id, cp);
 	remember(cp);
@@ -697,7 +733,7 @@ sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
 }
 
 char *
-sog_checkpoint_consumer(int64 id)
+sog_checkpoint_consumer(int64 id, int kinds)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(id)};
@@ -705,7 +741,7 @@ sog_checkpoint_consumer(int64 id)
 	sog_exec_snapshot("SELECT consumer FROM sog.checkpoint WHERE id OPERATOR(pg_catalog.=) $1",
 					  1, types, values);
 	if (SPI_processed == 0)
-		sog_report_unknown_checkpoint(id);
+		sog_report_unknown_checkpoint(id, kinds);
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 

@@ -246,6 +246,7 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
 	char	   *resolution = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
 	char	   *note = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
 	int64		checkpoint_id;
+	char	   *what;
 	SogCheckpoint cp;
 
 	sog_require_arg(fcinfo, 0, "gap_id");
@@ -266,6 +267,12 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
 
 	sog_store_begin();
 	checkpoint_id = sog_gap_checkpoint(gap_id);
+	what = psprintf("gap " INT64_FORMAT, gap_id);
+	if (checkpoint_id < 0)
+		sog_check_access_missing(what, SOG_ACCESS_OPERATOR);
+	else						/* refused as the gap, not its checkpoint */
+		sog_check_access_to(what, sog_checkpoint_consumer(checkpoint_id, SOG_ACCESS_OPERATOR),
+							SOG_ACCESS_OPERATOR);
 	sog_store_end();
 	if (checkpoint_id < 0)
 		ereport(ERROR,
@@ -326,7 +333,7 @@ sog_gaps(PG_FUNCTION_ARGS)
 	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	sog_store_begin();
-	consumer = sog_checkpoint_consumer(id);
+	consumer = sog_checkpoint_consumer(id, SOG_ACCESS_ANY);
 	sog_check_access(id, consumer, SOG_ACCESS_ANY);
 	values[0] = Int64GetDatum(id);
 	sog_exec_snapshot("SELECT id, from_position, to_position, reason, detected_at, "

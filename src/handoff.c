@@ -342,7 +342,7 @@ sog_owner_check(PG_FUNCTION_ARGS)
 			 "WHERE id OPERATOR(pg_catalog.=) $1",
 			 1, types, values, NULL, true);
 	if (SPI_processed == 0)
-		sog_report_unknown_checkpoint(id);
+		sog_report_unknown_checkpoint(id, SOG_ACCESS_ANY);
 	consumer = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	current = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	owned = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));

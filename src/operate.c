@@ -30,6 +30,7 @@
 #include "access.h"
 #include "compat.h"
 #include "position.h"
+#include "recovery.h"
 #include "store.h"
 
 typedef struct ReceiptSink
@@ -74,7 +75,7 @@ sog_receipts(PG_FUNCTION_ARGS)
 	sink.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	sog_store_begin();
-	sog_check_access(id, sog_checkpoint_consumer(id), SOG_ACCESS_ANY);
+	sog_check_access(id, sog_checkpoint_consumer(id, SOG_ACCESS_ANY), SOG_ACCESS_ANY);
 	sog_receipt_scan(id, from, to, emit_receipt, &sink);
 	sog_store_end();
 	return (Datum) 0;
@@ -282,6 +283,9 @@ sog_reconfigure(PG_FUNCTION_ARGS)
 		values[i + 1] = v ? CStringGetTextDatum(v) : (Datum) 0;
 		nulls[i + 1] = v ? ' ' : 'n';
 	}
+	/* attempts begun under the old scope can no longer promote */
+	if (s[2].new_value && !sog_text_eq(s[2].new_value, s[2].old_value))
+		sog_recovery_fail_other_scope(&cp, s[2].new_value);
 	if (changed)
 		sog_exec("UPDATE sog.checkpoint SET criticality = $2, provider = $3, "
 				 "query_scope = $4, source_identity = $5, updated_at = pg_catalog.now() "

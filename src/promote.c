@@ -163,6 +163,12 @@ sog_promote(PG_FUNCTION_ARGS)
 	out.token = sog_checkpoint_token(&cp);
 	if (promote_concluded(&r, successor, &out))
 		;						/* answered again */
+	else if (strcmp(r.state, "open") == 0 && !sog_text_eq(r.query_scope, cp.query_scope))
+	{
+		/* the scope changed under the attempt: its page may lack records */
+		sog_recovery_fail(&cp, r.id, "scope_changed", cp.source_cursor, false);
+		out.reason = "unresolved";
+	}
 	else if (strcmp(r.state, "failed") == 0 || cp.state != SOG_STATE_RUNNING ||
 			 sog_gap_count_open(cp.id) > 0 || !page_closes_boundary(&r, &cp))
 		out.reason = "unresolved";	/* an unverified or unresolved gap */

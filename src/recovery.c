@@ -76,6 +76,10 @@ static const char *const SQL_BEGIN =
 "query_scope, provider, anchor, anchor_inclusive, retained_from, "
 "finalized_through, applied_at_start, checkpoint_state_at_start) "
 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
+static const char *const SQL_OTHER_SCOPE =
+"SELECT id FROM sog.recovery WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+"AND state OPERATOR(pg_catalog.=) 'open' AND query_scope IS DISTINCT FROM $2 "
+"ORDER BY id USING OPERATOR(pg_catalog.<)";
 static const char *const SQL_FAIL =
 "UPDATE sog.recovery SET state = 'failed', failure = $2, gap_id = $3, "
 "concluded_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) $1";
@@ -213,6 +217,7 @@ read_recovery(int64 id, SogRecovery *r)
 	r->generation = DatumGetInt64(SPI_getbinval(tup, desc, SPI_fnumber(desc, "generation"), &isnull));
 	r->expired_token = get_text(tup, desc, "expired_token");
 	r->provider = get_text(tup, desc, "provider");
+	r->query_scope = get_text(tup, desc, "query_scope");
 	r->anchor = get_pos(tup, desc, "anchor");
 	r->anchor_inclusive = DatumGetBool(SPI_getbinval(tup, desc, SPI_fnumber(desc, "anchor_inclusive"), &isnull));
 	r->retained_from = get_pos(tup, desc, "retained_from");
@@ -231,17 +236,27 @@ read_recovery(int64 id, SogRecovery *r)
 
 /*
  * Find attempt id, lock its checkpoint, and read both on the newest state.
- * Raises 22023 for an unknown attempt.  Runs inside SPI.
+ * Raises 22023 for an unknown attempt (42501, as for another consumer's
+ * attempt, to a role whose grants do not cover every checkpoint).  Runs
+ * inside SPI.
  */
 void
 sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp)
 {
+	char	   *what = psprintf("recovery attempt " INT64_FORMAT, id);
+
 	if (!read_recovery(id, r))
+	{
+		sog_check_access_missing(what, SOG_ACCESS_CONSUMER);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("recovery attempt " INT64_FORMAT " does not exist", id),
 				 errdetail("No row of sog.recovery has id " INT64_FORMAT ".", id),
 				 errhint("Use the id returned by sog.begin_recovery().")));
+	}
+	/* refused as the attempt, not as its checkpoint */
+	sog_check_access_to(what, sog_checkpoint_consumer(r->checkpoint_id, SOG_ACCESS_CONSUMER),
+						SOG_ACCESS_CONSUMER);
 	sog_checkpoint_lock(r->checkpoint_id, cp, SOG_ACCESS_CONSUMER, false);
 	if (!read_recovery(id, r))
 		elog(ERROR, "recovery attempt " INT64_FORMAT " vanished", id);
@@ -257,9 +272,9 @@ sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp)
  * that stopped the attempt, when that is above the applied position, and
  * else unknown (NULL: every position above the applied one is suspect).
  */
-static int64
-fail_attempt(SogCheckpoint *cp, int64 recovery_id, const char *reason,
-			 const SogPosition *to, bool exact)
+int64
+sog_recovery_fail(SogCheckpoint *cp, int64 recovery_id, const char *reason,
+				  const SogPosition *to, bool exact)
 {
 	Params		params = {0};
 	int64		gap_id;
@@ -447,9 +462,9 @@ sog_begin_recovery(PG_FUNCTION_ARGS)
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 	if (failure && strcmp(failure, "retention") == 0)
-		fail_attempt(&cp, id, failure, retention_loss_end(&cp, retained), true);
+		sog_recovery_fail(&cp, id, failure, retention_loss_end(&cp, retained), true);
 	else if (failure)
-		fail_attempt(&cp, id, failure, cp.source_cursor, false);
+		sog_recovery_fail(&cp, id, failure, cp.source_cursor, false);
 
 	result = attempt_row(id);	/* dropped columns included */
 	sog_store_end();
@@ -585,7 +600,7 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 	outcome = decide_event(&r, &cp, pos, (const uint8 *) VARDATA_ANY(digest), &stop);
 	if (stop)
 	{
-		fail_attempt(&cp, id, stop, pos, false);
+		sog_recovery_fail(&cp, id, stop, pos, false);
 		sog_store_end();
 		PG_RETURN_TEXT_P(cstring_to_text(stop));
 	}
@@ -595,6 +610,35 @@ sog_recovery_event(PG_FUNCTION_ARGS)
 	run(SQL_EVENT, &params, false);
 	sog_store_end();
 	PG_RETURN_TEXT_P(cstring_to_text(outcome));
+}
+
+/*
+ * The checkpoint's query_scope is now scope (sog.reconfigure): every open
+ * attempt begun under another scope fails with scope_changed, as
+ * begin_recovery refuses one (a gap, failed_closed).  Its page was fetched
+ * under the old scope: records that only the new scope selects between its
+ * anchor and the cursor were never fetched, so it must not promote.  Runs
+ * inside SPI, under the checkpoint's lock.  Returns how many failed.
+ */
+int
+sog_recovery_fail_other_scope(SogCheckpoint *cp, const char *scope)
+{
+	Params		params = {0};
+	uint64		i;
+	uint64		n;
+	int64	   *ids;
+	bool		isnull;
+
+	param(&params, INT8OID, Int64GetDatum(cp->id), false);
+	param_text(&params, scope);
+	run(SQL_OTHER_SCOPE, &params, true);
+	n = SPI_processed;
+	ids = palloc(sizeof(int64) * (n + 1));
+	for (i = 0; i < n; i++)
+		ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+	for (i = 0; i < n; i++)
+		sog_recovery_fail(cp, ids[i], "scope_changed", cp->source_cursor, false);
+	return (int) n;
 }
 
 /*

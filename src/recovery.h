@@ -20,6 +20,7 @@ typedef struct SogRecovery
 	int64		generation;
 	char	   *expired_token;
 	char	   *provider;
+	char	   *query_scope;	/* the scope it was begun under */
 	SogPosition *anchor;
 	bool		anchor_inclusive;
 	SogPosition *retained_from;
@@ -39,6 +40,17 @@ typedef struct SogRecovery
  * checkpoint on the newest snapshot; an unknown attempt is an error.
  */
 extern void sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp);
+
+/*
+ * Mark attempt recovery_id failed with reason, record the gap (applied, to]
+ * (to exactly, or the furthest known read) and fail the checkpoint closed.
+ * Returns the gap id.
+ */
+extern int64 sog_recovery_fail(SogCheckpoint *cp, int64 recovery_id, const char *reason,
+							   const SogPosition *to, bool exact);
+
+/* Fail every open attempt of cp begun under a scope other than scope. */
+extern int	sog_recovery_fail_other_scope(SogCheckpoint *cp, const char *scope);
 
 /* Is an empty page a barrier for this provider (sog.provider)? */
 extern bool sog_recovery_empty_page_is_barrier(const char *provider);

@@ -133,8 +133,12 @@ extern void sog_checkpoint_write(SogCheckpoint *cp);
 extern char *sog_checkpoint_token(SogCheckpoint *cp);
 extern void sog_checkpoint_set_token(SogCheckpoint *cp, char *token);
 
-/* Raise 22023: no checkpoint has this id. */
-extern void sog_report_unknown_checkpoint(int64 id);
+/*
+ * No checkpoint has this id: 22023, or for a role whose grants do not cover
+ * every checkpoint for kinds the 42501 of a checkpoint it may not act on
+ * (sog_check_access_missing).
+ */
+extern void sog_report_unknown_checkpoint(int64 id, int kinds);
 
 /* Raise 22003 if the generation cannot be incremented (it is INT64_MAX). */
 extern void sog_check_generation_room(const SogCheckpoint *cp);
@@ -168,8 +172,11 @@ extern void sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor,
  */
 extern void sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos);
 
-/* Consumer of checkpoint id (transaction snapshot); 22023 if unknown. */
-extern char *sog_checkpoint_consumer(int64 id);
+/*
+ * Consumer of checkpoint id (transaction snapshot); if unknown,
+ * sog_report_unknown_checkpoint(id, kinds).
+ */
+extern char *sog_checkpoint_consumer(int64 id, int kinds);
 
 /* ---------------------------------------------------------- receipt.c */
 

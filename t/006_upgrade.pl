@@ -101,6 +101,7 @@ is_deeply(\@lost, [], 'no role lost a privilege');
 is_deeply(\@gained, [
 		'up_app sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
 		'up_ops sog.checkpoint_metrics SELECT',
+		'up_ops sog.grant_status SELECT',
 		'up_ops sog.prune_due() EXECUTE',
 		'up_ops sog.prune_due(bigint,bigint) EXECUTE',
 		'up_ops sog.retention_due SELECT',
@@ -113,12 +114,17 @@ is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'a second refres
 is($node->safe_psql('old', $privileges), $privileges_after, 'and changes nothing');
 is($node->psql('old', 'SET ROLE up_app; SELECT sog.refresh_grants()'), 3, 'a consumer may not refresh grants');
 # a role dropped after its grant (its privileges revoked by DROP OWNED):
-# its row stays in sog.role_grant and refresh_grants skips it
+# its row stays in sog.role_grant, out of force, and refresh_grants skips
+# it, saying so
 $node->safe_psql('old', q{CREATE ROLE up_gone; SELECT sog.grant_consumer('up_gone');
 	DROP OWNED BY up_gone; DROP ROLE up_gone});
 is($node->safe_psql('old', q{SELECT count(*) FROM sog.role_grant}), '4', 'a dropped role leaves its grant row');
-is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'refresh_grants skips it');
-$node->safe_psql('old', q{DELETE FROM sog.role_grant r WHERE NOT EXISTS (SELECT FROM pg_roles a WHERE a.oid = r.role)});
+is($node->safe_psql('old', SogTest::grants_not_in_force_sql()), 'up_gone:consumer:missing', 'out of force');
+my ($refresh_rc, $refresh_out, $refresh_err) = $node->psql('old', 'SELECT sog.refresh_grants()');
+is($refresh_out, '3', 'refresh_grants skips it');
+like($refresh_err, qr/WARNING:  role "up_gone" does not exist: its grant \(every consumer\) is kept but not in force/,
+	'and reports it');
+$node->safe_psql('old', q{DELETE FROM sog.role_grant r WHERE r.role = 'up_gone'});
 
 #
 # behaviour after the update

@@ -74,6 +74,8 @@ sub behaves
 	my $d = sub { SogTest::digest_sql("'$_[0]'") };
 	is($node->safe_psql($db, $fingerprint), $before, "$how: every table's rows are as they were");
 	is($node->safe_psql($db, $privileges), $privileges_before, "$how: every role may do what it could, and no more");
+	is($node->safe_psql($db, SogTest::grants_not_in_force_sql()), '',
+		"$how: every grant is in force (bound to the role of its name in this cluster)");
 	is($node->safe_psql($db, SogTest::states_sql()), SogTest::filled('states'), "$how: every state is as it was");
 	is( $node->safe_psql(
 			$db, qq{SET ROLE mv_app; SELECT sog.apply_batch(1, 3, ARRAY['5', '300', '301']::sog.position[],

@@ -19,6 +19,9 @@ use warnings;
 
 use Test::More;
 
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+
 # amcheck over every table, TOAST table and btree index of the extension in
 # database $db (sog.verify_storage: verify_heapam, bt_index_check with
 # heapallindexed): one test, which fails with the problems it found.
@@ -185,8 +188,10 @@ sub checkpoint_columns
 
 # One line per state table of 1.0: its name, row count and an md5 of its
 # rows in key order (receipts both as sog.receipts() answers them and as
-# stored); sog.checkpoint by the columns given; $more: further "UNION ALL
-# SELECT name, count, md5 ..." lines.
+# stored); sog.checkpoint by the columns given; sog.role_grant by the role's
+# name (1.0's regrole prints it; 1.1 keeps it, and the OID, which differs
+# from cluster to cluster, beside it: grants_in_force_sql checks that);
+# $more: further "UNION ALL SELECT name, count, md5 ..." lines.
 sub fingerprint_sql
 {
 	my ($cp_columns, $more) = @_;
@@ -201,7 +206,7 @@ UNION ALL SELECT 'manifest_log', count(*), md5(string_agg(m::text, '|' ORDER BY 
 UNION ALL SELECT 'recovery', count(*), md5(string_agg(r::text, '|' ORDER BY id)) FROM sog.recovery r
 UNION ALL SELECT 'provider', count(*), md5(string_agg(p::text, '|' ORDER BY name)) FROM sog.provider p
 UNION ALL SELECT 'reconfiguration', count(*), md5(string_agg(x::text, '|' ORDER BY id)) FROM sog.reconfiguration x
-UNION ALL SELECT 'role_grant', count(*), md5(string_agg(x::text, '|' ORDER BY role::text, kind, consumer)) FROM sog.role_grant x
+UNION ALL SELECT 'role_grant', count(*), md5(string_agg((x.role::text, x.kind, x.consumer, x.granted_by, x.granted_at)::text, '|' ORDER BY x.role::text, x.kind, x.consumer)) FROM sog.role_grant x
 $more
 ORDER BY 1};
 }
@@ -225,6 +230,36 @@ SELECT string_agg(format('%s %s %s', r.rolname, o.what, o.priv), E'\n' ORDER BY 
                    AND has_table_privilege(r.oid, c.oid, x.priv)
                    AND NOT has_table_privilege('public', c.oid, x.priv)) o
  WHERE r.rolname LIKE '${prefix}\\_%'};
+}
+
+# 1.1: the grants of sog.role_grant that are not in force, as
+# "role:kind:consumer:status" lines ('' when every one is)
+sub grants_not_in_force_sql
+{
+	return q{SELECT coalesce(string_agg(concat_ws(':', role, kind, consumer, status), E'\n' ORDER BY role, kind, consumer), '')
+	  FROM sog.grant_status WHERE status <> 'in_force'};
+}
+
+# A new cluster whose next OID is $oid (pg_resetwal -o on the stopped,
+# freshly made cluster), started: the next object it creates, e.g. a role,
+# gets that OID, as after the OID counter wrapped around.
+sub cluster_with_next_oid
+{
+	my ($name, $oid) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	PostgreSQL::Test::Utils::command_ok([ 'pg_resetwal', '-o', $oid, '-D', $node->data_dir ],
+		"pg_resetwal -o $oid on $name");
+	$node->start;
+	return $node;
+}
+
+# The lines of a client's stderr that are errors or warnings, without
+# psql's or pg_restore's prefixes and with the DETAIL/HINT lines dropped
+sub messages
+{
+	my ($stderr, $level) = @_;
+	return [ map { s/^.*?\b($level):\s+/$1:  /r } grep { /\b$level:/ } split /\n/, $stderr ];
 }
 
 # The SQLSTATE a statement fails with as $role in $db ('ok' if it succeeds)

@@ -1,6 +1,8 @@
 """Runs examples/python/sink.py against a live server (make test, suite
 "python-example"): the hash agrees with sog.buffer_hash, a page applies,
-a replay writes nothing, a zombie gets SG001 and on_error says "stop".
+a replay writes nothing, a page delivered again after it was applied (wholly
+below the applied position) writes nothing and does not stop, a zombie gets
+SG001 and on_error says "stop".
 
     PGHOST=... PGPORT=... python3 examples/python/check_sink.py
 """
@@ -30,6 +32,7 @@ assert resume is None, resume      # a new checkpoint: nothing applied yet
 applied = sink.apply_page(conn, cp, gen, None, records, None, "page-2")
 assert applied == 10
 assert sink.apply_page(conn, cp, gen, applied, records[5:]) == 10             # a replay
+assert sink.apply_page(conn, cp, gen, applied, records[:5]) == 10             # a page delivered again
 assert conn.execute("SELECT count(*) FROM orders").fetchone()[0] == 10
 
 conn.execute("SELECT sog.claim(%s, 'python-2')", (cp,))                        # a new owner
@@ -40,4 +43,4 @@ except psycopg.Error as e:
     assert e.sqlstate == "SG001" and sink.on_error(e) == "stop", (e.sqlstate, e)
 assert conn.execute("SELECT count(*) FROM orders").fetchone()[0] == 10
 conn.execute("DROP TABLE orders")
-print("python example: ok (hash agrees, 10 applied, a replay writes nothing, zombie SG001 -> stop)")
+print("python example: ok (hash agrees, 10 applied, a replay and a page delivered again write nothing, zombie SG001 -> stop)")

@@ -22,14 +22,17 @@ def buffer_hash(records):
 def apply_page(conn, cp, gen, applied, records, token_before=None, token_after=None):
     """Write one fetched page of (position text, bytes), positions increasing;
     applied is the last applied position (an int, or None: nothing yet).  The
-    read boundary covers only the records above it.  Returns the new applied
-    position."""
+    read boundary covers only the records above it; a page delivered again
+    (after a restart) may lie wholly at or below it: then there is no
+    boundary to note, and apply_batch answers every record false.  Returns
+    the new applied position."""
     positions = [p for p, _ in records]
     digests = [hashlib.sha256(b).digest() for _, b in records]
     unapplied = [r for r in records if applied is None or int(r[0]) > applied]
-    with conn.transaction():        # 1. the read boundary, committed first
-        conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
-                     (cp, gen, positions[-1], buffer_hash(unapplied), len(unapplied)))
+    if unapplied:                   # 1. the read boundary, committed first
+        with conn.transaction():
+            conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
+                         (cp, gen, unapplied[-1][0], buffer_hash(unapplied), len(unapplied)))
     with conn.transaction():        # 2. the sink transaction
         fresh = conn.execute(
             "SELECT sog.apply_batch(%s, %s, %s::sog.position[], %s::bytea[])",

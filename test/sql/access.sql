@@ -39,9 +39,11 @@ SELECT id AS ra FROM sog.begin_recovery(:a, :ga, 'T1', NULL, '1', true) \gset
 SELECT id AS rc FROM sog.begin_recovery(:c, :gc, 'T1', NULL, '1', true) \gset
 
 -- every(cp, gen, rid, cname): each stateful function of a consumer, called
--- on checkpoint cp of consumer cname: the SQLSTATE each one ends with.
+-- on checkpoint cp of consumer cname: the SQLSTATE each one ends with, and
+-- its message, detail and hint (ids masked).
 CREATE FUNCTION pg_temp.every(cp bigint, gen bigint, rid bigint, cname text,
-                              OUT fn text, OUT state text)
+                              OUT fn text, OUT state text, OUT message text,
+                              OUT detail text, OUT hint text)
 RETURNS SETOF record
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -70,7 +72,8 @@ BEGIN
 		('reconfigure', format($q$SELECT sog.reconfigure(%s)$q$, cp))
 	) AS v(fn, sql) LOOP
 		fn := q.fn;
-		SELECT e.state INTO state FROM pg_temp.err(q.sql) e;
+		SELECT e.state, e.message, e.detail, e.hint INTO state, message, detail, hint
+		  FROM pg_temp.err(q.sql) e;
 		RETURN NEXT;
 	END LOOP;
 END
@@ -82,9 +85,30 @@ $$;
 SET ROLE regress_access_a;
 SELECT a.fn, a.state AS "on access-a", c.state AS "on access-c"
   FROM pg_temp.every(:a, :ga, :ra, 'access-a') a JOIN pg_temp.every(:c, :gc, :rc, 'access-c') c USING (fn);
--- The detail names the checkpoint, the role and its consumers.
+-- The detail names the role and its own consumers, never the checkpoint's.
 SELECT * FROM pg_temp.err($$SELECT sog.apply($1, $2, '2', sog.payload_digest('2'))$$, :c, :gc) \gx
 SELECT * FROM pg_temp.err($$SELECT sog.register('access-new', 'orders', '0')$$) \gx
+-- A scoped role learns nothing of checkpoints it may not see (issue 20):
+-- another consumer's checkpoint or attempt and an id that does not exist
+-- get the same answer, word for word (1.0 named the other consumer in the
+-- detail and hint, and answered 22023 "does not exist" for an unknown id).
+-- register names only the consumer the caller itself passed.
+SELECT c.fn, c.state,
+       (c.state, c.message, c.detail, c.hint) IS NOT DISTINCT FROM
+       (x.state, x.message, x.detail, x.hint) AS same_as_unknown_id,
+       concat_ws(' ', c.message, c.detail, c.hint) LIKE '%access-c%' AS names_access_c
+  FROM pg_temp.every(:c, :gc, :rc, 'access-c') WITH ORDINALITY c(fn, state, message, detail, hint, n)
+  JOIN pg_temp.every(999999999, :gc, 999999999, 'access-c') x USING (fn)
+ ORDER BY c.n;
+SELECT * FROM pg_temp.err($$SELECT sog.promote(999999999, 'T2', '1')$$) \gx
+RESET ROLE;
+-- Roles whose grants cover every checkpoint are told an id is unknown.
+SET ROLE regress_access_all;
+SELECT state, message FROM pg_temp.err($$SELECT sog.owner_check(999999999, 0)$$);
+SELECT state, message FROM pg_temp.err($$SELECT sog.promote(999999999, 'T2', '1')$$);
+SET ROLE regress_access_op;
+SELECT state, message FROM pg_temp.err($$SELECT count(*) FROM sog.gaps(999999999)$$);
+SELECT state, message FROM pg_temp.err($$SELECT sog.resolve_gap(999999999, 'replayed', 'x')$$);
 RESET ROLE;
 -- Nothing changed on access-c.
 SELECT generation = :gc AS same_generation, applied_position, state FROM sog.checkpoint WHERE id = :c;
@@ -189,7 +213,78 @@ RESET ROLE;
 SELECT sog.grant_consumer('regress_access_a');
 SELECT sog.grant_consumer('regress_access_a', 'access-z');
 SELECT role, kind, consumer FROM sog.role_grant
- WHERE role = 'regress_access_a'::regrole;
+ WHERE role = 'regress_access_a';
+
+-- Revoking one grant never takes what another grant of the role gives
+-- (issue 20; 1.0's revoke_consumer took owner_check, gaps, receipts and
+-- sog.status from an operator that had also held a consumer grant).
+CREATE ROLE regress_access_opc;
+SELECT sog.grant_operator('regress_access_opc');
+SELECT sog.grant_consumer('regress_access_opc', 'access-a');
+SELECT sog.revoke_consumer('regress_access_opc');
+SELECT sog.revoke_consumer('regress_access_op');   -- an operator only: nothing to take
+SET ROLE regress_access_opc;
+SELECT sog.owner_check(:c, :gc) AS c_owned, (SELECT count(*) FROM sog.gaps(:c)) AS c_gaps,
+       (SELECT count(*) FROM sog.receipts(:c)) AS c_receipts,
+       (SELECT count(*) FROM sog.status WHERE consumer LIKE 'access-%') AS status_rows;
+SELECT state, message FROM pg_temp.err($$SELECT sog.claim($1, 'opc')$$, :a);
+SET ROLE regress_access_op;
+SELECT sog.owner_check(:c, :gc) AS c_owned;
+RESET ROLE;
+
+-- revoke_consumer(role, name) under an every-consumer grant refuses and
+-- says why (issue 20; 1.0 did nothing and said nothing, and the role kept
+-- acting on that consumer).  A name the role has no grant for is a notice.
+SELECT * FROM pg_temp.err($$SELECT sog.revoke_consumer('regress_access_all', 'access-c')$$) \gx
+SELECT role, kind, consumer FROM sog.role_grant WHERE role = 'regress_access_all';
+SELECT sog.revoke_consumer('regress_access_ab', 'access-zz');
+
+-- A grant belongs to the role it was given to (issue 20).  A role dropped
+-- after its grant leaves its row, kept and never in force (missing); a
+-- role created later with the same name does not inherit it (unbound,
+-- until the owner's sog.refresh_grants() binds it, with a warning).
+CREATE ROLE regress_access_gone;
+SELECT sog.grant_consumer('regress_access_gone', 'access-c');
+DROP OWNED BY regress_access_gone;
+DROP ROLE regress_access_gone;
+SELECT role, kind, consumer, status FROM sog.grant_status WHERE role = 'regress_access_gone';
+CREATE ROLE regress_access_gone;
+SELECT sog.grant_consumer('regress_access_gone', 'access-a');   -- a grant of its own
+SELECT role, consumer, status FROM sog.grant_status WHERE role = 'regress_access_gone' ORDER BY consumer;
+SET ROLE regress_access_gone;
+SELECT sog.owner_check(:a, :ga) AS a_owned;
+SELECT state, detail FROM pg_temp.err($$SELECT sog.owner_check($1, $2)$$, :c, :gc);
+RESET ROLE;
+\set VERBOSITY terse
+SELECT sog.refresh_grants() > 0 AS refreshed;
+\set VERBOSITY default
+SELECT role, consumer, status FROM sog.grant_status WHERE role = 'regress_access_gone' ORDER BY consumer;
+SET ROLE regress_access_gone;
+SELECT sog.owner_check(:c, :gc) AS c_owned;
+RESET ROLE;
+-- A renamed role's grants are out of force (a rename cannot be told from a
+-- dropped role whose OID another role got): grant the new name.
+CREATE ROLE regress_access_old;
+SELECT sog.grant_consumer('regress_access_old', 'access-a');
+ALTER ROLE regress_access_old RENAME TO regress_access_new;
+SELECT role, status FROM sog.grant_status WHERE role IN ('regress_access_old', 'regress_access_new');
+SET ROLE regress_access_new;
+SELECT state, detail FROM pg_temp.err($$SELECT sog.owner_check($1, $2)$$, :a, :ga);
+RESET ROLE;
+SELECT sog.grant_consumer('regress_access_new', 'access-a');
+SET ROLE regress_access_new;
+SELECT sog.owner_check(:a, :ga) AS a_owned;
+RESET ROLE;
+-- A row that arrives by INSERT (what a restore's COPY does) is bound to
+-- the role of its name in this cluster, whatever OID it carries; a name no
+-- role has is kept unbound, with a warning, and nobody gets it.
+INSERT INTO sog.role_grant (role, role_oid, kind, consumer)
+VALUES ('regress_access_a', 1, 'consumer', 'access-restored'),
+       ('regress_access_nobody', 'regress_access_op'::regrole, 'consumer', 'access-c');
+SELECT role, consumer, status, role_oid = 'regress_access_a'::regrole AS bound_to_a
+  FROM sog.grant_status WHERE consumer IN ('access-restored') OR role = 'regress_access_nobody' ORDER BY role;
+DELETE FROM sog.role_grant WHERE role IN ('regress_access_nobody', 'regress_access_old')
+   OR consumer = 'access-restored';
 
 -- The grants are kept with the extension's state (pg_dump).
 SELECT pg_catalog.pg_get_userbyid(c.relowner) IS NOT NULL AS dumped
@@ -199,7 +294,9 @@ SELECT pg_catalog.pg_get_userbyid(c.relowner) IS NOT NULL AS dumped
 
 DROP FUNCTION public.regress_wrapped_owner_check(bigint, bigint);
 DROP OWNED BY regress_access_a, regress_access_ab, regress_access_all, regress_access_op,
-	regress_access_manual, regress_access_member, regress_access_app;
+	regress_access_manual, regress_access_member, regress_access_app, regress_access_opc,
+	regress_access_gone, regress_access_new;
 DELETE FROM sog.role_grant WHERE role::text LIKE 'regress_access_%';
 DROP ROLE regress_access_member, regress_access_a, regress_access_ab, regress_access_all,
-	regress_access_op, regress_access_manual, regress_access_app;
+	regress_access_op, regress_access_manual, regress_access_app, regress_access_opc,
+	regress_access_gone, regress_access_new;

@@ -64,3 +64,32 @@ RESET ROLE;
 DROP OWNED BY regress_reconf_operator, regress_reconf_consumer;
 DELETE FROM sog.role_grant WHERE role::text LIKE 'regress_reconf_%';
 DROP ROLE regress_reconf_operator, regress_reconf_consumer;
+
+-- A recovery attempt is tied to the query scope it was begun under (issue
+-- 20).  An operator who changes query_scope while an attempt is open fails
+-- it (scope_changed, a gap, failed_closed): the records that only the new
+-- scope selects between its anchor and the read cursor were never fetched.
+-- promote does not install its successor token under the new scope
+-- (unresolved; 1.0 promoted it) and its next event is refused (55000).
+SELECT id AS sc FROM sog.register('reconfigure-scope', 'orders', '0', provider => 'kafka',
+                                  query_scope => 'topic=orders') \gset
+SELECT generation AS sg FROM sog.claim(:sc, 'w1') \gset
+SELECT sog.apply(:sc, :sg, '1', pg_temp.d('1'));
+SELECT sog.commit_page(:sc, :sg, NULL, 'T1');
+SELECT id AS sa FROM sog.begin_recovery(:sc, :sg, 'T1', 'topic=orders', '1', true) \gset
+SELECT sog.recovery_event(:sa, '1', pg_temp.d('1')) AS e1, sog.recovery_event(:sa, '2', pg_temp.d('2')) AS e2;
+SELECT query_scope, state FROM sog.reconfigure(:sc, query_scope => 'topic=orders,orders-eu', note => 'CHG-20: EU orders too');
+SELECT state, failure, gap_id IS NOT NULL AS has_gap FROM sog.recovery WHERE id = :sa;
+SELECT promoted, applied_position, provider_token, reason FROM sog.promote(:sa, 'T2', '2');
+SELECT state, message FROM pg_temp.err($$SELECT sog.recovery_event($1, '3', pg_temp.d('3'))$$, :sa);
+SELECT reason, from_position, to_position, resolution FROM sog.gaps(:sc);
+-- The operator resolves the gap; a new attempt under the new scope.  The
+-- same when the scope changes without sog.reconfigure (an UPDATE by the
+-- table's owner): promote checks the attempt's scope itself.
+SELECT sog.resolve_gap(gap_id, 'replayed', 'CHG-20: re-read under the new scope') FROM sog.gaps(:sc);
+SELECT id AS sb FROM sog.begin_recovery(:sc, :sg, 'T1', 'topic=orders,orders-eu', '1', true) \gset
+SELECT sog.recovery_event(:sb, '1', pg_temp.d('1')) AS e1, sog.recovery_event(:sb, '2', pg_temp.d('2')) AS e2;
+UPDATE sog.checkpoint SET query_scope = 'topic=orders-eu' WHERE id = :sc;
+SELECT promoted, applied_position, provider_token, reason FROM sog.promote(:sb, 'T3', '2');
+SELECT state, failure FROM sog.recovery WHERE id = :sb;
+SELECT state, applied_position, provider_token FROM sog.checkpoint WHERE id = :sc;

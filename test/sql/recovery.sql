@@ -758,3 +758,25 @@ SELECT id AS fa FROM sog.begin_recovery(:rp, :rpg + 1, 'T1', NULL, '103', true) 
 SELECT state, failure FROM sog.begin_recovery(:rp, :rpg + 1, 'T1', 'other-scope', '103', true);
 SELECT sog.recovery_event(:fa, '103', pg_temp.d('103'));
 SELECT * FROM pg_temp.err($$SELECT sog.recovery_event($1, '104', pg_temp.d('104'))$$, :fa) \gx
+
+-- A worker that stops after its recovery page's sink transaction committed
+-- and before promote (issue 20): the successor's claim concludes the
+-- attempt as lost and says so in a NOTICE.  The applied position stays
+-- where it was (the attempt did not promote); sog.status shows the
+-- committed effects above it (recovered_through) and the attempt's row
+-- shows them too (last_position above result_applied).  Re-delivered, the
+-- page's events are answered false and write nothing, and the applied
+-- position moves through them.
+SELECT id AS dp FROM sog.register('recovery-died', 'orders', '0', provider => 'kafka') \gset
+SELECT generation AS dg FROM sog.claim(:dp, 'w1') \gset
+SELECT pg_temp.apply_batch(:dp, :dg, ARRAY['101']);
+SELECT sog.commit_page(:dp, :dg, NULL, 'D1');
+SELECT id AS da FROM sog.begin_recovery(:dp, :dg, 'D1', NULL, '101', true) \gset
+SELECT pg_temp.page(:da, ARRAY['101', '102', '103']);   -- committed; then the worker stops
+SELECT verdict, resume_from, provider_token, generation AS dg FROM sog.claim(:dp, 'w2') \gset
+\echo :verdict :resume_from :provider_token
+SELECT state, result_applied, last_position FROM pg_temp.attempt(:da);
+SELECT applied_position, recovered_through FROM sog.status WHERE checkpoint_id = :dp;
+SELECT pg_temp.apply_batch(:dp, :dg, ARRAY['102', '103', '104']) AS redelivered;
+SELECT pg_temp.effects(:dp) AS effects;
+SELECT applied_position, recovered_through FROM sog.status WHERE checkpoint_id = :dp;

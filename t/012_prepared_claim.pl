@@ -1,0 +1,87 @@
+# 012_prepared_claim.pl: a claim that times out on a checkpoint whose row a
+# prepared transaction holds (issue 20, item 7).
+#
+# A sink transaction that applied on the checkpoint is prepared (PREPARE
+# TRANSACTION, as a two-phase commit coordinator does) and never finished.
+# No backend runs it, so pg_stat_activity does not show it and
+# pg_terminate_backend cannot end it: the 55P03 of the claim must name the
+# prepared transaction (gid, owner, when it was prepared) and send the
+# operator to COMMIT PREPARED / ROLLBACK PREPARED.  Then each way out: a
+# rollback leaves nothing applied, a commit the prepared events.
+
+use strict;
+use warnings;
+
+use FindBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use lib $FindBin::Bin;
+use SogTest;
+
+my $node = PostgreSQL::Test::Cluster->new('prepared');
+$node->init;
+$node->append_conf('postgresql.conf', 'max_prepared_transactions = 2');
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION stream_offset_guard;
+CREATE TABLE sink (pos sog.position PRIMARY KEY);
+CREATE ROLE coordinator LOGIN;
+SELECT sog.grant_consumer('coordinator');
+GRANT INSERT ON sink TO coordinator;
+SELECT sog.register('prepared', 'orders', '0');
+SELECT sog.claim(1, 'w1');
+});
+
+# the sink transaction of positions 1 and 2, prepared by the coordinator
+sub prepare
+{
+	my ($gid) = @_;
+	$node->safe_psql('postgres', qq{
+SET ROLE coordinator;
+BEGIN;
+SELECT sog.apply_batch(1, (SELECT generation FROM sog.status WHERE checkpoint_id = 1),
+	ARRAY['1', '2']::sog.position[], ARRAY[sog.payload_digest('1'), sog.payload_digest('2')]);
+INSERT INTO sink VALUES ('1'), ('2');
+PREPARE TRANSACTION '$gid';
+});
+	return;
+}
+
+prepare('sink-page-7');
+is($node->safe_psql('postgres', q{SELECT gid, owner FROM pg_prepared_xacts}), 'sink-page-7|coordinator',
+	'the sink transaction is prepared');
+my ($rc, $out, $err) = $node->psql('postgres', q{SET sog.claim_timeout = 200; SELECT sog.claim(1, 'w2')});
+isnt($rc, 0, 'the claim does not get the row');
+like($err, qr/ERROR:  could not claim checkpoint 1 within 200 ms/, 'it times out (55P03)');
+like($err,
+	qr/DETAIL:  Generation 1 \(owner w1, since [^)]+\) holds the checkpoint; its row is locked by prepared transaction "sink-page-7" \(owner coordinator, prepared at \d{4}-\d\d-\d\d [0-9:.]+[-+]\d\d\), which no backend runs\./,
+	'the detail names the prepared transaction, its owner and when it was prepared');
+like($err,
+	qr/HINT:  Finish that prepared transaction as its owner or a superuser, in its database: COMMIT PREPARED 'sink-page-7' keeps its sink rows, ROLLBACK PREPARED 'sink-page-7' discards them; a claim then resumes from what is committed\./,
+	'the hint says COMMIT PREPARED or ROLLBACK PREPARED');
+unlike($err, qr/pg_terminate_backend|pg_stat_activity/, 'and not what cannot end it');
+is($node->safe_psql('postgres', q{SELECT generation, applied_position FROM sog.checkpoint WHERE id = 1}),
+	'1|', 'the timed-out claim changed nothing');
+
+# ROLLBACK PREPARED: nothing was applied
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'sink-page-7'});
+is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM sog.claim(1, 'w2')}),
+	'2|aligned|', 'after ROLLBACK PREPARED the claim resumes from the start');
+
+# COMMIT PREPARED: the prepared events are applied
+$node->safe_psql('postgres', q{SELECT sog.claim(1, 'w3')});
+prepare('sink-page-8');
+($rc, $out, $err) = $node->psql('postgres', q{SET sog.claim_timeout = 200; SELECT sog.claim(1, 'w4')});
+like($err, qr/prepared transaction "sink-page-8" \(owner coordinator/, 'the second prepared transaction is named too');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'sink-page-8'});
+is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM sog.claim(1, 'w4')}),
+	'4|aligned|2', 'after COMMIT PREPARED the claim resumes after the prepared events');
+is($node->safe_psql('postgres', q{SELECT string_agg(pos::text, ',' ORDER BY pos) FROM sink}), '1,2',
+	'and the sink holds them once');
+
+SogTest::storage_verifies($node, 'postgres');
+$node->stop;
+done_testing();
