@@ -100,6 +100,7 @@ is_deeply(\@lost, [], 'no role lost a privilege');
 @gained = grep { !$old{$_} } split /\n/, $privileges_after;
 is_deeply(\@gained, [
 		'up_app sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
+		'up_app sog.apply_run(bigint,bigint,bigint,bytea) EXECUTE',
 		'up_ops sog.checkpoint_metrics SELECT',
 		'up_ops sog.grant_status SELECT',
 		'up_ops sog.prune_due() EXECUTE',
@@ -108,8 +109,9 @@ is_deeply(\@gained, [
 		'up_ops sog.retention_horizon(bigint) EXECUTE',
 		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
 		'up_scoped sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
+		'up_scoped sog.apply_run(bigint,bigint,bigint,bytea) EXECUTE',
 	],
-	'then the operator has the 1.1 objects, the consumers apply_batch_int8, and no one anything else');
+	'then the operator has the 1.1 objects, the consumers apply_batch_int8 and apply_run, and no one anything else');
 is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'a second refresh is harmless');
 is($node->safe_psql('old', $privileges), $privileges_after, 'and changes nothing');
 is($node->psql('old', 'SET ROLE up_app; SELECT sog.refresh_grants()'), 3, 'a consumer may not refresh grants');

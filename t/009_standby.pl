@@ -57,6 +57,7 @@ my @stateful = (
 	[ 'sb_app', qq{SELECT sog.apply(1, 1, '101', $d)} ],
 	[ 'sb_app', qq{SELECT sog.apply_batch(1, 1, '{101,102}', ARRAY[$d, $d])} ],
 	[ 'sb_app', qq{SELECT sog.apply_batch_int8(1, 1, '{101,102}', ARRAY[$d, $d])} ],
+	[ 'sb_app', qq{SELECT sog.apply_run(1, 1, 101, $d)} ],
 	[ 'sb_app', qq{SELECT sog.halt(1, 1, '100', NULL, 0)} ],
 	[ 'sb_app', qq{SELECT sog.verify_gap(1, 1, $hash)} ],
 	[ 'sb_app', q{SELECT sog.skip_gap(1, 1, 'operator_accepted')} ],

@@ -39,6 +39,8 @@ SELECT sog.note_read(:a, :ga, '105', public.fuzz_h(103, 105), 3);
 -- (the same guard call with integer positions)
 SELECT sog.apply_batch_int8(:a, :ga, ARRAY[103, 104, 105],
        ARRAY(SELECT public.fuzz_d(g::text) FROM generate_series(103, 105) g ORDER BY g));
+-- (a dense run in one call)
+SELECT sog.apply_run(:a, :ga, 106, public.fuzz_d('106') || public.fuzz_d('107'));
 SELECT sog.commit_page(:a, :ga, 'C7', 'C8');
 SELECT id AS ra FROM sog.begin_recovery(:a, :ga, 'C8', 'topic=orders', '103', true, '50') \gset
 SELECT sog.recovery_event(:ra, '103', public.fuzz_d('103'));

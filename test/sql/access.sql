@@ -56,6 +56,7 @@ BEGIN
 		('apply', format($q$SELECT sog.apply(%s, %s, '1', sog.payload_digest('1'))$q$, cp, gen)),
 		('apply_batch', format($q$SELECT sog.apply_batch(%s, %s, '{1}', ARRAY[sog.payload_digest('1')])$q$, cp, gen)),
 		('apply_batch_int8', format($q$SELECT sog.apply_batch_int8(%s, %s, '{1}', ARRAY[sog.payload_digest('1')])$q$, cp, gen)),
+		('apply_run', format($q$SELECT sog.apply_run(%s, %s, 1, sog.payload_digest('1'))$q$, cp, gen)),
 		('halt', format($q$SELECT sog.halt(%s, %s, NULL, NULL, NULL)$q$, cp, gen + 1000)),
 		('verify_gap', format($q$SELECT sog.verify_gap(%s, %s, repeat('0', 64))$q$, cp, gen + 1000)),
 		('skip_gap', format($q$SELECT sog.skip_gap(%s, %s, 'x')$q$, cp, gen + 1000)),

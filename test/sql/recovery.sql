@@ -767,6 +767,11 @@ SELECT * FROM pg_temp.err($$SELECT sog.recovery_event($1, '104', pg_temp.d('104'
 -- shows them too (last_position above result_applied).  Re-delivered, the
 -- page's events are answered false and write nothing, and the applied
 -- position moves through them.
+-- The claim below prints a NOTICE that names the attempt and the
+-- checkpoint by id: ids of this section start at 10000, so that they do not
+-- depend on how many the tests before it created.
+SELECT setval(pg_get_serial_sequence('sog.checkpoint', 'id'), 10000) IS NOT NULL AS ids_set,
+       setval(pg_get_serial_sequence('sog.recovery', 'id'), 10000) IS NOT NULL AS attempt_ids_set;
 SELECT id AS dp FROM sog.register('recovery-died', 'orders', '0', provider => 'kafka') \gset
 SELECT generation AS dg FROM sog.claim(:dp, 'w1') \gset
 SELECT pg_temp.apply_batch(:dp, :dg, ARRAY['101']);

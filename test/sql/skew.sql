@@ -82,6 +82,11 @@ SELECT * FROM pg_temp.cp(:cp);
 -- durable, never promoted) are not "duplicate" while the successor's gap is
 -- unverified: SG004 too, until verify_gap.
 --
+-- The claim below prints a NOTICE that names the attempt and the
+-- checkpoint by id: ids of this section start at 20000, so that they do not
+-- depend on how many the tests before it created.
+SELECT setval(pg_get_serial_sequence('sog.checkpoint', 'id'), 20000) IS NOT NULL AS ids_set,
+       setval(pg_get_serial_sequence('sog.recovery', 'id'), 20000) IS NOT NULL AS attempt_ids_set;
 SELECT id AS cp FROM sog.register('skew-duplicate', 'orders', '0', provider => 'kafka') \gset
 SELECT generation AS g FROM sog.claim(:cp, 'worker-1') \gset
 SELECT pg_temp.rle(pg_temp.apply_batch(:cp, :g, pg_temp.range(1, 10)));

@@ -105,6 +105,7 @@ my @calls = (
 	"SELECT sog.apply($cpk, $genk, '21', $d21)",
 	"SELECT sog.apply_batch($cpk, $genk, ARRAY['21']::sog.position[], ARRAY[$d21])",
 	"SELECT sog.apply_batch_int8($cpk, $genk, ARRAY[21], ARRAY[$d21])",
+	"SELECT sog.apply_run($cpk, $genk, 21, $d21)",
 	"SELECT sog.halt($cpk, $genk, '20', NULL, 0)",
 	"SELECT sog.verify_gap($cpk, $genk, repeat('0', 64))",
 	"SELECT sog.skip_gap($cpg, $geng, 'metrics only')",
