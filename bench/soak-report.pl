@@ -216,8 +216,12 @@ sub analyse {
 		@{$r}{qw(prune_n prune_median prune_max prune_total)} = (scalar @p, median(@d), max(@d), sum(@d));
 		# After the first prune: the steady state.
 		my @steady = grep { $_->{t} >= $p[0][1] } @s;
-		$r->{steady_max} = max(map { $_->{heap} + $_->{index} } @steady) if @steady;
-		$r->{steady_receipts} = max(map { $_->{receipts} } @steady) if @steady;
+		if (@steady) {
+			my ($top) = sort { $b->{heap} + $b->{index} <=> $a->{heap} + $a->{index} } @steady;
+			$r->{steady_max} = $top->{heap} + $top->{index};
+			$r->{steady_bytes_per_receipt} = $r->{steady_max} / ($top->{receipts} || 1);
+			$r->{steady_receipts} = max(map { $_->{receipts} } @steady);
+		}
 		# Disk: the table + index just before each prune run (each cycle's peak).
 		$r->{peaks} = [map { at($r, $_->[0], 'heap') + at($r, $_->[0], 'index') } @p];
 		# Pruning keeps up: receipts stored never above what the policy keeps
@@ -338,9 +342,10 @@ sub per_billion {
 		elsif (defined $r->{steady_max}) {
 			my $runs_per_billion = $r->{prune_n} / $r->{events} * 1e9;
 			push @row,
-			  sprintf('%s at most, whatever the total (the largest after the first prune run; up to %s receipts stored:'
-				  . ' the %s kept per checkpoint plus what arrives between prune runs, every %s s)',
-				mb($r->{steady_max}), n($r->{steady_receipts}), n($m->{keep_positions}), $m->{prune_every}),
+			  sprintf('%s at most, whatever the total (the largest after the first prune run, %.0f bytes per receipt stored then;'
+				  . ' up to %s receipts stored: the %s kept per checkpoint plus what arrives between prune runs, every %s s)',
+				mb($r->{steady_max}), $r->{steady_bytes_per_receipt}, n($r->{steady_receipts}), n($m->{keep_positions}),
+				$m->{prune_every}),
 			  $r->{pruned} > 0
 			  ? sprintf('%s (%s per %s receipts pruned; %s runs of median %s)', seconds($r->{prune_total} / $r->{pruned} * 1e9),
 				seconds($r->{prune_total}), n($r->{pruned}), n($runs_per_billion), seconds($r->{prune_median}))
@@ -426,11 +431,19 @@ sub depth_bins {
 
 sub depth_table {
 	my $r = shift;
-	my @b = depth_bins($r, 1, 1);
-	return "Latency by receipts stored when the transaction ran (run C):\n\n"
+	my @b = depth_bins($r, 1, 10);
+	return "Latency by receipts stored when the transaction ran (run C; decades of 10 transactions or more):\n\n"
 	  . table(['receipts stored', 'transactions', 'p50 ms', 'p99 ms'],
 		map { [n($_->{lo}) . ' to ' . n($_->{hi}), n($_->{n}), ms($_->{p50}), ms($_->{p99})] } @b)
 	  . (@b > 1 ? sprintf("\np50 in the last decade is %s of the first's.\n", ratio($b[-1]{p50} / $b[0]{p50})) : '');
+}
+
+# How long the full soak's runs would take at the rates this run measured.
+sub full_duration {
+	my %full = (A => 1e8, B => 1.6e8, C => 1e8);
+	my @t = map { [$_, $full{$_} / $run{$_}{rate}] } @runs;
+	return sprintf ' At the rates measured here its runs would take %s of applying (%s), plus the setup of each run.',
+	  seconds(sum(map { $_->[1] } @t)), join(', ', map { "$_->[0] " . seconds($_->[1]) } @t);
 }
 
 sub page {
@@ -440,6 +453,10 @@ sub page {
 	  n($soak{events}), $soak{partitions}, n($soak{events_each}), n($soak{events_c}), n($soak{keep_positions}),
 	  n($soak{keep_positions_b}), $soak{prune_every};
 	my $s = $env{settings};
+	my $share_a = pct($soak{keep_positions} / $soak{events});
+	my $share_b = pct($soak{keep_positions_b} / $soak{events_each});
+	my $rate = $run{A} ? sprintf('(run A: %s events/s, so its full 100,000,000 events take %s)', n($run{A}{rate}),
+		seconds(1e8 / $run{A}{rate})) : '';
 	my $o = <<"EOT";
 # Soak: a hundred million events, with retention
 
@@ -451,7 +468,7 @@ EOT
 	$o .= $full ? "These are the figures of the full soak ($sizes).\n\n"
 	  : "**These figures are from a run smaller than the full soak** ($sizes; the full soak is 100,000,000 events"
 	  . " through one checkpoint, 10,000,000 through each of 16, and 100,000,000 without retention). `make bench-soak`"
-	  . " on a quiet machine gives the full figures.\n\n";
+	  . " on a quiet machine gives the full figures." . full_duration() . "\n\n";
 	$o .= <<"EOT";
 ## What runs
 
@@ -470,23 +487,25 @@ autovacuum and checkpoint. Each run starts with empty sink and receipt
 tables.
 
 - **A**: one checkpoint, one client process; its consumer's policy keeps
-  the last $soak{keep_positions} positions.
+  the last @{[ n($soak{keep_positions}) ]} positions.
 - **B**: $soak{partitions} checkpoints from $soak{clients} client processes,
   each cycling over its share of the partitions (one transaction each in
-  turn); $soak{keep_positions_b} positions kept per checkpoint.
+  turn); @{[ n($soak{keep_positions_b}) ]} positions kept per checkpoint.
 - **C**: one checkpoint, no retention: how fast the table grows, and the
   apply's latency as the receipt index deepens.
 
 Choices, and why:
 
-- **A positions horizon, not an interval.** At the rates measured here a
-  run takes minutes, so "the last 10 minutes" would never prune during it;
+- **A positions horizon, not an interval.** At the rates measured here
+  $rate a run takes minutes, so "the last 10 minutes" would never prune
+  during it;
   a positions horizon bounds the table whatever the rate (the kept receipts
-  plus what arrives between two prune runs), and is reached after a tenth of
-  run A. Set `SOAK_KEEP_INTERVAL` to add an interval.
-- **Run B keeps a tenth of each checkpoint's events**, as run A does:
-  10,000,000 positions per checkpoint would keep all of run B's 10,000,000
-  events per checkpoint and nothing would be pruned.
+  plus what arrives between two prune runs), and is reached after $share_a
+  of run A. Set `SOAK_KEEP_INTERVAL` to add an interval.
+- **Run B keeps a share of each checkpoint's events, as run A does**
+  ($share_b here, run A $share_a): the issue's 10,000,000 positions per
+  checkpoint would keep all of the full run B's 10,000,000 events per
+  checkpoint, and nothing would be pruned.
 - **Run B from $soak{clients} processes, not $soak{partitions}.** The machine
   has $ncpu cores; $soak{partitions} clients and $soak{partitions} backends
   would measure the scheduler's queue (a transaction's latency would be
@@ -510,7 +529,7 @@ EOT
 	$o .= table(['target', 'measured', 'result'], targets());
 	$o .= "\n## What to expect per billion events\n\nComputed from each run's measured rate, WAL per event, receipt sizes and prune runs"
 	  . ' (on this machine; disk with retention is bounded, so it does not grow with the billion):' . "\n\n";
-	$o .= table(['run', 'time', 'WAL', 'disk for receipts', 'prune time'], per_billion());
+	$o .= table(['run', 'time to apply them', 'WAL', 'disk for receipts', 'prune time'], per_billion());
 	$o .= "\n## The runs\n\n";
 	$o .= run_section($run{$_}) for @runs;
 	$o .= "![events per second and p99 latency over time](soak-throughput.svg)\n\n";
@@ -520,14 +539,14 @@ EOT
 ## Environment
 
 $env{date}; $env{host}; $env{memory} RAM; $env{disk}. $env{version}, pg_cron
-$env{'pg_cron'}; the extension built from $env{extension}. Load average at
+$env{'pg_cron'}; the extension $env{extension}. Load average at
 start $env{'loadavg at start'}, at end $env{'loadavg at end'}; $env{elapsed}
 in all. Settings: @{[ join ', ', map { "$_=$s->{$_}" } sort keys %$s ]}.
 
 ## How to run it
 
     make bench-soak                     # the full soak (issue 22's sizes)
-    bash bench/soak.sh --short          # everything with tiny sizes, about a minute
+    bash bench/soak.sh --short          # everything with a few million events, under a minute
     SOAK_RUNS=C SOAK_EVENTS_C=20000000 bash bench/soak.sh      # one run, another size
     SOAK_REPORT_ONLY=bench/results/soak-<timestamp> bash bench/soak.sh   # the report again
 
@@ -587,7 +606,7 @@ sub panel {
 	$p{Y} = sub { $p{y} + $p{h} - (shift() - $p{ymin}) / ($p{ymax} - $p{ymin}) * $p{h} };
 	my @e = (qq{<text x="$p{x}" y="@{[$p{y} - 8]}" font-weight="bold">$p{title}</text>},
 		qq{<rect x="$p{x}" y="$p{y}" width="$p{w}" height="$p{h}" fill="none" stroke="#ccc"/>});
-	for my $v (nice_ticks($p{ymin}, $p{ymax}, 4)) {
+	for my $v (nice_ticks($p{ymin}, $p{ymax}, 5)) {
 		my $yy = $p{Y}->($v);
 		push @e, sprintf(qq{<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>}, $p{x}, $yy, $p{x} + $p{w}, $yy),
 		  sprintf(qq{<text x="%d" y="%.1f" text-anchor="end" fill="#555">%s</text>}, $p{x} - 6, $yy + 4, label($v));
@@ -679,7 +698,7 @@ sub plot_receipts {
 		push @panels, $p;
 		$top += 220 + 70;
 	}
-	return svg(1100, $top, 'Soak: receipts on disk over time, bounded with retention, growing without', \@legend, @panels);
+	return svg(1100, $top, 'Soak: sog.receipt on disk over time, with retention (runs A, B) and without (run C)', \@legend, @panels);
 }
 
 sub plot_depth {
