@@ -78,6 +78,13 @@ tour:
 bench:
 	bash bench/run.sh
 
+# A hundred million events with retention pruning from pg_cron and
+# autovacuum on: throughput, latency and receipts on disk over the run
+# (docs/soak.md); `bash bench/soak.sh --short` does it all in about a minute.
+.PHONY: bench-soak
+bench-soak:
+	bash bench/soak.sh
+
 # Memory checkers and random SQL against the extension, each in a private
 # PostgreSQL copy; each proves first that it can fail (test/sanitize/README.md).
 sanitize:

@@ -3,9 +3,13 @@
  * transaction, over libpq in pipeline mode with binary parameters.
  *
  *   client -d CONNINFO -v b|c|g|h -B BATCH -c CLIENTS -T SECONDS [-p FIRST_PARTITION]
+ *          [-P PARTITIONS_EACH] [-N EVENTS] [-o LOG_PREFIX]
  *
- * Each of CLIENTS processes owns one partition (FIRST_PARTITION + i) and, in
- * a loop for SECONDS, builds B events of 100-byte payloads (positions
+ * Each of CLIENTS processes owns one partition (FIRST_PARTITION + i; with
+ * -P n, the n partitions FIRST_PARTITION + i * n ... + n - 1, one transaction
+ * each in turn) and, in a loop for SECONDS (with -N, until each of its
+ * partitions has had EVENTS events; the last transaction of a partition may
+ * be shorter than B), builds B events of 100-byte payloads (positions
  * continuing its partition's), computes what a consumer computes on its own
  * CPU (the SHA-256 digest of each payload, for g and h: one EVP context,
  * the algorithm fetched once, as a consumer hashing in a loop would; the
@@ -27,6 +31,10 @@
  * transaction, of the client processes (getrusage) and of their server
  * backends (/proc/<pid>/stat, so only for a server on this machine; NA
  * otherwise), over the timed loop: what a miss of a target is made of.
+ * With -o, each client process also writes LOG_PREFIX.<its first partition>,
+ * a line per transaction: the time it ended (epoch seconds), its latency in
+ * microseconds (from sending BEGIN to the COMMIT's result; building the
+ * arrays and hashing come before), its events and its partition.
  * Any error ends the run with a message and exit status 1.  Needs libpq
  * 14+ (pipeline mode) and OpenSSL 3 (EVP_MD_fetch, EVP_DigestInit_ex2).
  */
@@ -61,6 +69,9 @@ static int	batch = 100;
 static int	clients = 1;
 static double seconds = 5;
 static int	first_partition = 0;
+static int	parts_each = 1;
+static int64_t events_each = 0;	/* -N; 0: run for -T seconds */
+static const char *log_prefix = NULL;
 
 static double
 now(void)
@@ -82,6 +93,7 @@ die(PGconn *conn, const char *what)
 typedef struct Work
 {
 	long		txns;
+	int64_t		events;
 	double		client_cpu;
 	double		backend_cpu;	/* < 0: not readable */
 } Work;
@@ -192,19 +204,78 @@ check(PGconn *conn, PGresult *r, ExecStatusType want, const char *what)
 	PQclear(r);
 }
 
-/* One connection's work. */
-static Work
-run_client(int partition)
+/* A partition of a client process: where its positions continue, its checkpoint. */
+typedef struct Part
 {
-	Work		w = {0, 0, 0};
+	int			partition;
+	int64_t		pos;			/* the last position sent */
+	int64_t		cp;
+	int64_t		gen;
+	int64_t		left;			/* events still to send, with -N */
+} Part;
+
+/*
+ * Read where partition p->partition continues (and, for g and h, its
+ * checkpoint and generation) into p.
+ */
+static void
+read_start(PGconn *conn, Part *p)
+{
+	char		sql[256];
+	PGresult   *r;
+
+	if (variant == 'b' || variant == 'c')
+		snprintf(sql, sizeof(sql),
+				 "SELECT applied FROM offsets WHERE consumer = 'bench' AND partition = %d", p->partition);
+	else
+		snprintf(sql, sizeof(sql),
+				 "SELECT coalesce(c.applied_position::numeric, 0)::bigint, b.id, b.gen "
+				 "FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part = %d", p->partition);
+	r = PQexec(conn, sql);
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		die(conn, "reading the start position");
+	p->pos = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	if (variant == 'g' || variant == 'h')
+	{
+		p->cp = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
+		p->gen = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+	}
+	p->left = events_each;
+	PQclear(r);
+}
+
+/*
+ * The partition of parts[0..n-1] whose turn follows index k: the next one,
+ * or with -N the next one with events left; -1 when none has any.
+ */
+static int
+next_part(Part *parts, int n, int k)
+{
+	int			i;
+
+	for (i = 1; i <= n; i++)
+	{
+		int			j = (k + i) % n;
+
+		if (events_each == 0 || parts[j].left > 0)
+			return j;
+	}
+	return -1;
+}
+
+/* One connection's work, on partitions first .. first + parts_each - 1. */
+static Work
+run_client(int first)
+{
+	Work		w = {0, 0, 0, 0};
 	long		backend = 0;
 	double		cpu0;
 	double		bcpu0;
 	PGconn	   *conn = PQconnectdb(conninfo);
 	PGresult   *r;
-	int64_t		pos;
-	int64_t		cp = 0;
-	int64_t		gen = 0;
+	Part	   *parts = calloc(parts_each, sizeof(Part));
+	int			k;
+	FILE	   *txlog = NULL;
 	Buf			posbuf = {0};
 	Buf			plbuf = {0};
 	Buf			dgbuf = {0};
@@ -212,33 +283,31 @@ run_client(int partition)
 	long		txns = 0;
 	double		end;
 	const char *insert_sql;
-	char		sql[256];
 	EVP_MD	   *sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
 	if (!sha256 || !md)
 		die(NULL, "cannot set up SHA-256 (OpenSSL)");
+	if (!parts)
+		die(NULL, "out of memory");
 	if (PQstatus(conn) != CONNECTION_OK)
 		die(conn, "connect");
-
-	/* where this partition's positions continue */
-	if (variant == 'b' || variant == 'c')
-		snprintf(sql, sizeof(sql),
-				 "SELECT applied FROM offsets WHERE consumer = 'bench' AND partition = %d", partition);
-	else
-		snprintf(sql, sizeof(sql),
-				 "SELECT coalesce(c.applied_position::numeric, 0)::bigint, b.id, b.gen "
-				 "FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part = %d", partition);
-	r = PQexec(conn, sql);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-		die(conn, "reading the start position");
-	pos = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	if (variant == 'g' || variant == 'h')
+	for (k = 0; k < parts_each; k++)
 	{
-		cp = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
-		gen = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+		parts[k].partition = first + k;
+		read_start(conn, &parts[k]);
 	}
-	PQclear(r);
+	if (log_prefix)
+	{
+		char		path[1024];
+
+		snprintf(path, sizeof(path), "%s.%d", log_prefix, first);
+		if (!(txlog = fopen(path, "w")))
+		{
+			fprintf(stderr, "client: cannot write %s: %s\n", path, strerror(errno));
+			exit(1);
+		}
+	}
 
 	insert_sql =
 		"INSERT INTO sink (partition, pos, payload) "
@@ -281,21 +350,26 @@ run_client(int partition)
 	cpu0 = own_cpu();
 	bcpu0 = process_cpu(backend);
 	end = now() + seconds;
-	while (now() < end)
+	k = next_part(parts, parts_each, parts_each - 1);
+	while (k >= 0 && (events_each > 0 || now() < end))
 	{
-		uint32_t	part_be = htonl((uint32_t) partition);
-		int64_t		last = pos + batch;
+		Part	   *part = &parts[k];
+		int			n = events_each > 0 && part->left < batch ? (int) part->left : batch;
+		int64_t		pos = part->pos;
+		uint32_t	part_be = htonl((uint32_t) part->partition);
+		int64_t		last = pos + n;
 		uint64_t	cp_be[2];
+		double		t_send;
 		const char *values[6];
 		int			lengths[6];
 		int			formats[6] = {1, 1, 1, 1, 1, 1};
 		int			nsent = 0;
 		int			i;
 
-		array_header(&posbuf, INT8OID, batch);
-		array_header(&plbuf, TEXTOID, batch);
-		array_header(&dgbuf, BYTEAOID, batch);
-		for (i = 1; i <= batch; i++)
+		array_header(&posbuf, INT8OID, n);
+		array_header(&plbuf, TEXTOID, n);
+		array_header(&dgbuf, BYTEAOID, n);
+		for (i = 1; i <= n; i++)
 		{
 			int64_t		p = pos + i;
 			unsigned char d[32];
@@ -324,8 +398,8 @@ run_client(int partition)
 		lengths[1] = (int) posbuf.len;
 		values[2] = plbuf.data;
 		lengths[2] = (int) plbuf.len;
-		cp_be[0] = htobe64((uint64_t) cp);
-		cp_be[1] = htobe64((uint64_t) gen);
+		cp_be[0] = htobe64((uint64_t) part->cp);
+		cp_be[1] = htobe64((uint64_t) part->gen);
 		values[3] = (const char *) &cp_be[0];
 		lengths[3] = 8;
 		values[4] = (const char *) &cp_be[1];
@@ -333,6 +407,7 @@ run_client(int partition)
 		values[5] = dgbuf.data;
 		lengths[5] = (int) dgbuf.len;
 
+		t_send = now();
 		if (!PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
 			die(conn, "send BEGIN");
 		nsent++;
@@ -381,9 +456,20 @@ run_client(int partition)
 		if (PQresultStatus(r) != PGRES_PIPELINE_SYNC)
 			die(conn, "pipeline sync");
 		PQclear(r);
-		pos = last;
+		if (txlog)
+		{
+			double		t_end = now();
+
+			fprintf(txlog, "%.6f %.0f %d %d\n", t_end, (t_end - t_send) * 1e6, n, part->partition);
+		}
+		part->pos = last;
+		part->left -= n;
+		w.events += n;
 		txns++;
+		k = next_part(parts, parts_each, k);
 	}
+	if (txlog && fclose(txlog) != 0)
+		die(NULL, "writing the transaction log");
 	w.txns = txns;
 	w.client_cpu = own_cpu() - cpu0;
 	w.backend_cpu = bcpu0 < 0 ? -1 : process_cpu(backend) - bcpu0;
@@ -400,6 +486,7 @@ main(int argc, char **argv)
 	int			i;
 	int			pipes[64][2];
 	long		total = 0;
+	int64_t		events = 0;
 	double		ccpu = 0;
 	double		bcpu = 0;
 	char		ccpu_txt[32] = "NA";
@@ -407,7 +494,7 @@ main(int argc, char **argv)
 	double		t0;
 	double		elapsed;
 
-	while ((opt = getopt(argc, argv, "d:v:B:c:T:p:")) != -1)
+	while ((opt = getopt(argc, argv, "d:v:B:c:T:p:P:N:o:")) != -1)
 	{
 		switch (opt)
 		{
@@ -417,12 +504,17 @@ main(int argc, char **argv)
 			case 'c': clients = atoi(optarg); break;
 			case 'T': seconds = atof(optarg); break;
 			case 'p': first_partition = atoi(optarg); break;
+			case 'P': parts_each = atoi(optarg); break;
+			case 'N': events_each = strtoll(optarg, NULL, 10); break;
+			case 'o': log_prefix = optarg; break;
 			default:
-				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h -B batch -c clients -T seconds [-p partition]\n");
+				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h -B batch -c clients -T seconds [-p partition]\n"
+						"              [-P partitions_each] [-N events_each] [-o log_prefix]\n");
 				return 2;
 		}
 	}
-	if (!strchr("bcgh", variant) || batch < 1 || clients < 1 || clients > 64)
+	if (!strchr("bcgh", variant) || batch < 1 || clients < 1 || clients > 64 ||
+		parts_each < 1 || events_each < 0)
 	{
 		fprintf(stderr, "client: bad arguments\n");
 		return 2;
@@ -439,7 +531,7 @@ main(int argc, char **argv)
 			die(NULL, "fork");
 		if (pid == 0)
 		{
-			Work		w = run_client(first_partition + i);
+			Work		w = run_client(first_partition + i * parts_each);
 
 			if (write(pipes[i][1], &w, sizeof(w)) != sizeof(w))
 				_exit(1);
@@ -449,7 +541,7 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < clients; i++)
 	{
-		Work		w = {-1, 0, 0};
+		Work		w = {-1, 0, 0, 0};
 		int			status;
 
 		if (read(pipes[i][0], &w, sizeof(w)) != sizeof(w))
@@ -461,6 +553,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 		total += w.txns;
+		events += w.events;
 		ccpu += w.client_cpu;
 		if (bcpu >= 0)
 			bcpu = w.backend_cpu < 0 ? -1 : bcpu + w.backend_cpu;
@@ -470,7 +563,7 @@ main(int argc, char **argv)
 		snprintf(ccpu_txt, sizeof(ccpu_txt), "%.1f", ccpu * 1e6 / total);
 	if (bcpu >= 0 && total > 0)
 		snprintf(bcpu_txt, sizeof(bcpu_txt), "%.1f", bcpu * 1e6 / total);
-	printf("%c %d %d %.2f %ld %ld %.0f %s %s\n", variant, batch, clients, elapsed, total,
-		   total * (long) batch, total * batch / elapsed, ccpu_txt, bcpu_txt);
+	printf("%c %d %d %.2f %ld %" PRId64 " %.0f %s %s\n", variant, batch, clients, elapsed, total,
+		   events, events / elapsed, ccpu_txt, bcpu_txt);
 	return 0;
 }

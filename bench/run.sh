@@ -61,6 +61,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+source "$HERE/lib.sh"
 PG_MAJOR=${PG_MAJOR:-15}
 DURATION=${DURATION:-4}
 RUNS=${RUNS:-3}
@@ -87,11 +88,7 @@ KEEP=${KEEP:-0}
 PUBLISH=${PUBLISH:-1}
 REPORT_ONLY=${REPORT_ONLY:-}
 OUT=${OUT:-$HERE/results/$(date +%Y%m%d-%H%M%S)}
-# Durable settings, explicit (the same as ../shared/bench/run-baseline.sh).
-SERVER_OPTS=${SERVER_OPTS:-"-c listen_addresses='' -c unix_socket_permissions=0700 \
- -c shared_buffers=2GB -c max_wal_size=8GB -c min_wal_size=1GB -c checkpoint_timeout=30min \
- -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c wal_level=replica \
- -c max_replication_slots=16 -c max_connections=50 -c jit=off -c log_checkpoints=on"}
+SERVER_OPTS=${SERVER_OPTS:-$BENCH_SERVER_OPTS}   # durable settings (bench/lib.sh)
 
 T_START=$(date +%s)
 NCPU=$(nproc); CLK=$(getconf CLK_TCK)
@@ -106,8 +103,6 @@ if [ -z "$REPORT_ONLY" ]; then
 mkdir -p "$OUT" || exit 1
 exec > >(tee -a "$OUT/run.log") 2>&1
 
-source "$ROOT/test/lib.sh"
-as_root() { sog_as_root "$@"; }
 as_pg() { sog_as_pg "$@"; }
 
 # ---------------------------------------------------------------- dependencies
@@ -122,7 +117,7 @@ STARTED=0
 cleanup() {
   if [ "$STARTED" = 1 ]; then
     say "stopping the cluster"
-    as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 || true
+    bench_stop_cluster "$DATA"
     STARTED=0
   fi
   if [ "$KEEP" != 1 ] && [ -d "$BENCH_DIR" ]; then
@@ -133,59 +128,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [ -f "$DATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
-  say "a cluster is running in $DATA: stopping it"
-  as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 || die "cannot stop $DATA"
-fi
-rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR" || die "cannot create $BENCH_DIR"
+bench_fresh_dir "$BENCH_DIR"
 
 # ---------------------------------------------------------------- build
-# INSTALL=private (default): a private copy of the PostgreSQL installation
-# in $BENCH_DIR/pg with the extension installed into it (DESTDIR); the
-# system's PostgreSQL is not touched, and no root is needed for it.
-# INSTALL=system: build and install into the system's PostgreSQL (root/sudo).
-# INSTALL=0: use the extension the system's PostgreSQL already has.
-# SRC_REV=<git rev>: build that commit instead of the working tree.
-case $INSTALL in
-  private|system)
-    mkdir -p "$BENCH_DIR/src"
-    if [ -n "$SRC_REV" ]; then
-      say "building $SRC_REV of $ROOT ($INSTALL install)"
-      (cd "$ROOT" && git archive "$SRC_REV") | tar -C "$BENCH_DIR/src" -xf - || die "git archive $SRC_REV failed"
-      (cd "$ROOT" && git rev-parse --short "$SRC_REV") > "$OUT/build-rev.txt"
-    else
-      say "building a copy of the working tree $ROOT ($INSTALL install)"
-      sog_copy_tree "$ROOT" "$BENCH_DIR/src" || die "copy failed"
-      (cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null &&
-        { git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo "+ uncommitted changes"; true; }) \
-        > "$OUT/build-rev.txt" 2>/dev/null
-    fi
-    make -C "$BENCH_DIR/src" with_llvm=no PG_CONFIG="$PGBIN/pg_config" >"$OUT/build.log" 2>&1 \
-      || { tail -30 "$OUT/build.log"; die "build failed (see $OUT/build.log)"; }
-    if [ "$INSTALL" = private ]; then
-      PRIV=$BENCH_DIR/pg
-      pglib=$(dirname "$PGBIN")            # e.g. /usr/lib/postgresql/15 (bin, lib)
-      pgshare=$("$PGBIN/pg_config" --sharedir)
-      mkdir -p "$PRIV$(dirname "$pglib")" "$PRIV$(dirname "$pgshare")" || die "cannot create $PRIV"
-      cp -a "$pglib" "$PRIV$(dirname "$pglib")/" && cp -a "$pgshare" "$PRIV$(dirname "$pgshare")/" \
-        || die "cannot copy the PostgreSQL installation to $PRIV"
-      make -C "$BENCH_DIR/src" with_llvm=no PG_CONFIG="$PGBIN/pg_config" DESTDIR="$PRIV" install \
-        >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; die "install into $PRIV failed"; }
-      PGBIN=$PRIV$PGBIN                    # relocatable: finds its lib and share dirs under $PRIV
-    else
-      as_root make -C "$BENCH_DIR/src" with_llvm=no PG_CONFIG="$PGBIN/pg_config" install \
-        >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; die "install failed (see $OUT/build.log)"; }
-    fi ;;
-  0) echo "installed (INSTALL=0)" > "$OUT/build-rev.txt" ;;
-  *) die "INSTALL must be private, system or 0" ;;
-esac
+# INSTALL=private (default), system or 0, SRC_REV: bench/lib.sh,
+# bench_build_extension.
+bench_build_extension "$BENCH_DIR" "$INSTALL" "$SRC_REV" "$OUT"
 PSQL=("$PGBIN/psql" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -X -q -v ON_ERROR_STOP=1)
 PGBENCH=("$PGBIN/pgbench" -h "$BENCH_DIR" -p "$BENCH_PORT" -U postgres -n)
 CLIENT=$BENCH_DIR/client
-if [ -n "$CLIENT_VARIANTS" ]; then
-  cc -O2 -Wall -o "$CLIENT" "$HERE/client.c" -I"$(/usr/lib/postgresql/$PG_MAJOR/bin/pg_config --includedir)" -lpq -lcrypto \
-    2>"$OUT/client-build.log" || { cat "$OUT/client-build.log"; die "cannot compile bench/client.c (libpq-dev, libssl-dev?)"; }
-fi
+[ -n "$CLIENT_VARIANTS" ] &&
+  bench_compile_client "$CLIENT" "$OUT/client-build.log" "/usr/lib/postgresql/$PG_MAJOR/bin/pg_config"
 HASHLOOP=$BENCH_DIR/hashloop
 if [ "$MICRO" = 1 ]; then
   cc -O2 -o "$HASHLOOP" "$HERE/hashloop.c" -lcrypto 2>"$OUT/hashloop-build.log" \
@@ -193,48 +146,26 @@ if [ "$MICRO" = 1 ]; then
 fi
 
 # ---------------------------------------------------------------- cluster
-[ "$(id -u)" = 0 ] && chown -R postgres: "$BENCH_DIR"
-say "initdb $DATA"
-as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=reject \
-      -E UTF8 --locale=C --no-instructions >"$OUT/initdb.log" 2>&1 || die "initdb failed (see $OUT/initdb.log)"
-say "starting the cluster (port $BENCH_PORT, socket in $BENCH_DIR, no TCP)"
-as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w -t 60 \
-      -o "-p $BENCH_PORT -k $BENCH_DIR $SERVER_OPTS" start >/dev/null \
-  || { tail -20 "$DATA/server.log"; die "pg_ctl start failed"; }
+bench_start_cluster "$DATA" "$BENCH_PORT" "$BENCH_DIR" "$OUT" "$SERVER_OPTS"
 STARTED=1
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB" || die "createdb failed"
 psql_db -f "$HERE/schema.sql" >/dev/null || die "schema.sql failed"
 psql_db -f "$HERE/setup_sog.sql" >/dev/null || die "setup_sog.sql failed"
 
 {
-  echo "date: $(date -Is)"
-  echo "host: $(uname -srm), $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-  echo "memory: $(awk '/^MemTotal/{printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
-  echo "disk: $(df -PT "$BENCH_DIR" | awk 'NR==2{print $2 " on " $1}')"
-  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  bench_describe "$BENCH_DIR"
   echo "extension: built from $(paste -sd" " "$OUT/build-rev.txt" 2>/dev/null)"
   echo "duration=$DURATION runs=$RUNS warmup=$WARMUP batches=[$BATCHES] clients=[$CLIENTS] variants=[$VARIANTS] gd_batches=[$GD_BATCHES] scale=$SCALE scale_b=$SCALE_B receipts_n=$RECEIPTS_N micro_n=$MICRO_N retries=$RETRIES"
-  psql_db -tAc "SELECT version()"
-  psql_db -tAF= -c "SELECT name, current_setting(name) FROM pg_settings WHERE name IN
-    ('shared_buffers','max_wal_size','min_wal_size','checkpoint_timeout','fsync','synchronous_commit',
-     'full_page_writes','wal_level','wal_sync_method','wal_buffers','wal_writer_delay','commit_delay','jit','autovacuum')
-    ORDER BY name"
+  bench_pg_settings psql_db
 } > "$OUT/env.txt"
 sed 's/^/  /' "$OUT/env.txt"
 
 # ---------------------------------------------------------------- pgbench runs
 # Interference check (as in run-baseline.sh): CPU busy time of the whole VM
 # minus that of this script's children and of our postmaster and its children.
-busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8; exit}' /proc/stat; }
-proc_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+busy_ticks() { bench_busy_ticks; }
 our_ticks() {
-  local pm p t; t=$(proc_ticks $$)
-  pm=$(head -1 "$DATA/postmaster.pid" 2>/dev/null)
-  if [ -n "$pm" ]; then
-    t=$((t + $(proc_ticks "$pm")))
-    for p in $(pgrep -P "$pm"); do t=$((t + $(proc_ticks "$p"))); done
-  fi
-  echo "$t"
+  echo $(( $(bench_proc_ticks $$) + $(bench_tree_ticks "$(head -1 "$DATA/postmaster.pid" 2>/dev/null)") ))
 }
 now_ms() { date +%s%3N; }
 other_since() {   # other CPU % since snapshot "busy ours ms"

@@ -12,7 +12,8 @@
 #     the next: pg_regress (REGRESS), isolation (ISOLATION) and TAP (prove
 #     on t/*.pl, which start their own clusters), each through PGXS's
 #     `make installcheck`; the alert rules, the spin model, the benchmark's
-#     scripts, the short demo on a real broker, the short reliability
+#     scripts, the short soak (its own cluster with pg_cron), the short
+#     demo on a real broker, the short reliability
 #     loops, the README's Python example, and finally the fuzzer
 #     (test/fuzz.sh), whose corpus is then fed to the server as
 #     sog.position text;
@@ -241,7 +242,7 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 # below is the order they run in.  SOG_SUITES (space-separated names) runs
 # only those: make test-versions runs the ones that need a server and no
 # broker against each PostgreSQL major (test/versions/run.sh says which).
-all_suites="released-scripts regress isolation tap alerts model bench-smoke demo reliability reliability-checker python-example fuzz"
+all_suites="released-scripts regress isolation tap alerts model bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
 
 # A released version's install script is never edited again (CHANGELOG):
 # test/released.sha256 holds the checksum of each as released.
@@ -358,6 +359,30 @@ suite_bench_smoke() {
 		suite_result bench-smoke passed
 	else
 		suite_result bench-smoke failed
+	fi
+}
+
+# The soak (bench/soak.sh, make bench-soak) in its short mode: every run
+# (one checkpoint with retention, several checkpoints, retention off), the
+# sampler, the pruner, the report and its plots, all on a few million
+# events.  It starts its own cluster (pg_cron preloaded) on a socket of its
+# own, with the extension installed above (SOAK_INSTALL=0), and stops it.
+# No timing is asserted; docs/ is not written (SOAK_PUBLISH=0).
+suite_bench_soak() {
+	local soak_port
+	if [ "$built" != 1 ]; then
+		suite_result bench-soak failed "not run: the build failed"
+		return
+	fi
+	soak_port=$(sog_first_free_port 54460 54469) || {
+		suite_result bench-soak failed "no free port in 54460-54469"
+		return
+	}
+	if SOAK_SHORT=1 SOAK_INSTALL=0 SOAK_PUBLISH=0 PG_MAJOR="$PG_MAJOR" SOAK_DIR="$tmp/soak" \
+		SOAK_PORT="$soak_port" SOAK_OUT="$tmp/soak-results" bash "$tree/bench/soak.sh"; then
+		suite_result bench-soak passed
+	else
+		suite_result bench-soak failed
 	fi
 }
 
