@@ -2,7 +2,7 @@
  * bench/client.c - the benchmark's real client: what a consumer does per
  * transaction, over libpq in pipeline mode with binary parameters.
  *
- *   client -d CONNINFO -v b|c|g|h -B BATCH -c CLIENTS -T SECONDS [-p FIRST_PARTITION]
+ *   client -d CONNINFO -v b|c|g|h|r|w|p -B BATCH -c CLIENTS -T SECONDS [-p FIRST_PARTITION]
  *          [-P PARTITIONS_EACH] [-N EVENTS] [-o LOG_PREFIX]
  *
  * Each of CLIENTS processes owns one partition (FIRST_PARTITION + i; with
@@ -25,6 +25,21 @@
  *          sog.apply_batch($cp, $gen, $pos::sog.position[], $digests::bytea[])) AS u(p, pl, fresh)
  *      WHERE fresh          (only the rows answered new are inserted)
  *   h  as g, with sog.apply_batch_int8 (positions as bigint[], no cast)
+ *   r  WITH a AS (SELECT sog.apply_run($cp, $gen, $first, $digests::bytea) AS skip)
+ *      INSERT INTO sink SELECT $first + i - 1, ... FROM a, unnest($payload::text[])
+ *          WITH ORDINALITY u(pl, i) WHERE i > a.skip
+ *      (a dense run: the digests back to back in one bytea, no positions array)
+ *
+ * and the whole protocol of the consumer guide, with r as the sink
+ * statement and the provider token moved by sog.commit_page in the sink
+ * transaction (the client also computes each page's buffer hash: a second
+ * SHA-256 per event):
+ *
+ *   w  two commits per page: sog.note_read(cursor, hash, n) committed on its
+ *      own, then BEGIN, r, commit_page, COMMIT (one pipeline, one round trip)
+ *   p  pipelined, one commit per page: BEGIN, r for page k, note_read for
+ *      page k+1 (fetched while k is applied), commit_page, COMMIT; only the
+ *      first page's note_read commits alone
  *
  * Output, one line: variant B clients seconds transactions events events/s
  * client_cpu_us backend_cpu_us: the last two are CPU microseconds per
@@ -39,6 +54,7 @@
  * 14+ (pipeline mode) and OpenSSL 3 (EVP_MD_fetch, EVP_DigestInit_ex2).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -212,11 +228,17 @@ typedef struct Part
 	int64_t		cp;
 	int64_t		gen;
 	int64_t		left;			/* events still to send, with -N */
+	char		token[32];		/* the provider token now ("": none) */
+	bool		noted;			/* p: the next page's read is noted */
 } Part;
 
+/* Does the variant use the guard (a checkpoint), the token and the hash? */
+#define GUARDED(v)	((v) != 'b' && (v) != 'c')
+#define PROTOCOL(v)	((v) == 'w' || (v) == 'p')
+
 /*
- * Read where partition p->partition continues (and, for g and h, its
- * checkpoint and generation) into p.
+ * Read where partition p->partition continues (and, for the guarded
+ * variants, its checkpoint, generation and provider token) into p.
  */
 static void
 read_start(PGconn *conn, Part *p)
@@ -229,16 +251,18 @@ read_start(PGconn *conn, Part *p)
 				 "SELECT applied FROM offsets WHERE consumer = 'bench' AND partition = %d", p->partition);
 	else
 		snprintf(sql, sizeof(sql),
-				 "SELECT coalesce(c.applied_position::numeric, 0)::bigint, b.id, b.gen "
+				 "SELECT coalesce(c.applied_position::numeric, 0)::bigint, b.id, b.gen, "
+				 "coalesce(c.provider_token, '') "
 				 "FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part = %d", p->partition);
 	r = PQexec(conn, sql);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
 		die(conn, "reading the start position");
 	p->pos = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	if (variant == 'g' || variant == 'h')
+	if (GUARDED(variant))
 	{
 		p->cp = strtoll(PQgetvalue(r, 0, 1), NULL, 10);
 		p->gen = strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+		snprintf(p->token, sizeof(p->token), "%s", PQgetvalue(r, 0, 3));
 	}
 	p->left = events_each;
 	PQclear(r);
@@ -263,6 +287,275 @@ next_part(Part *parts, int n, int k)
 	return -1;
 }
 
+/* One page of events as the client sends it. */
+typedef struct Page
+{
+	int64_t		pos;			/* the position before its first event */
+	int			n;				/* its events: pos + 1 .. pos + n */
+	Buf			positions;		/* int8[] */
+	Buf			payloads;		/* text[] */
+	Buf			digests;		/* bytea[] (g, h) */
+	Buf			run;			/* the digests back to back (r, w, p) */
+	char		hash[65];		/* the page's buffer hash (w, p) */
+} Page;
+
+static EVP_MD *sha256;
+static EVP_MD_CTX *md;
+
+static void
+sha(const void *a, size_t alen, const void *b, size_t blen, unsigned char *out)
+{
+	unsigned int len;
+
+	if (!EVP_DigestInit_ex2(md, sha256, NULL) || !EVP_DigestUpdate(md, a, alen) ||
+		(blen > 0 && !EVP_DigestUpdate(md, b, blen)) ||
+		!EVP_DigestFinal_ex(md, out, &len) || len != 32)
+		die(NULL, "SHA-256 failed");
+}
+
+/*
+ * Build the page of events pos + 1 .. pos + n: payloads, and what the
+ * variant computes on the client's CPU: the digest of each payload, and for
+ * the whole protocol the page's buffer hash (h0 = SHA-256("sog:buffer:v1"),
+ * h_i = SHA-256(h_(i-1) || be16(len(P_i)) || P_i || D_i), P_i the position's
+ * text).
+ */
+static void
+build_page(Page *pg, int64_t pos, int n)
+{
+	unsigned char h[32];
+	char		payload[101];
+	int			i;
+
+	pg->pos = pos;
+	pg->n = n;
+	array_header(&pg->positions, INT8OID, n);
+	array_header(&pg->payloads, TEXTOID, n);
+	array_header(&pg->digests, BYTEAOID, n);
+	pg->run.len = 0;
+	if (PROTOCOL(variant))
+		sha("sog:buffer:v1", 13, NULL, 0, h);
+	for (i = 1; i <= n; i++)
+	{
+		int64_t		p = pos + i;
+		unsigned char d[32];
+
+		snprintf(payload, sizeof(payload), "%-100" PRId64, p);
+		memcpy(payload + 20, " payload 0123456789abcdefghijklmnopqrstuvwxyz", 45);
+		put32(&pg->positions, 8);
+		put64(&pg->positions, (uint64_t) p);
+		put32(&pg->payloads, 100);
+		put(&pg->payloads, payload, 100);
+		if (!GUARDED(variant))
+			continue;
+		sha(payload, 100, NULL, 0, d);
+		if (variant == 'g' || variant == 'h')
+		{
+			put32(&pg->digests, sizeof(d));
+			put(&pg->digests, d, sizeof(d));
+		}
+		else
+			put(&pg->run, d, sizeof(d));
+		if (PROTOCOL(variant))
+		{
+			unsigned char step[2 + 20 + 32];
+			int			plen = snprintf((char *) step + 2, 21, "%" PRId64, p);
+
+			step[0] = (unsigned char) (plen >> 8);
+			step[1] = (unsigned char) plen;
+			memcpy(step + 2 + plen, d, 32);
+			sha(h, 32, step, 2 + plen + 32, h);
+		}
+	}
+	if (PROTOCOL(variant))
+		for (i = 0; i < 32; i++)
+			snprintf(pg->hash + 2 * i, 3, "%02x", h[i]);
+}
+
+/* Queue a prepared statement in the pipeline; count it. */
+static void
+send_prepared(PGconn *conn, const char *name, int nparams, const char *const *values,
+			  const int *lengths, const int *formats, int *nsent)
+{
+	if (!PQsendQueryPrepared(conn, name, nparams, values, lengths, formats, 1))
+		die(conn, name);
+	(*nsent)++;
+}
+
+static void
+send_plain(PGconn *conn, const char *sql, int *nsent)
+{
+	if (!PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 0))
+		die(conn, sql);
+	(*nsent)++;
+}
+
+/* sog.note_read(cp, gen, cursor, hash, n) for page pg of part */
+static void
+send_note(PGconn *conn, const Part *part, const Page *pg, int *nsent)
+{
+	char		cp[24], gen[24], cursor[24], n[24];
+	const char *v[5] = {cp, gen, cursor, pg->hash, n};
+
+	snprintf(cp, sizeof(cp), "%" PRId64, part->cp);
+	snprintf(gen, sizeof(gen), "%" PRId64, part->gen);
+	snprintf(cursor, sizeof(cursor), "%" PRId64, pg->pos + pg->n);
+	snprintf(n, sizeof(n), "%d", pg->n);
+	send_prepared(conn, "note", 5, v, NULL, NULL, nsent);
+}
+
+/* sog.commit_page(cp, gen, the token now, the token after page pg) */
+static void
+send_commit_page(PGconn *conn, Part *part, const Page *pg, int *nsent)
+{
+	char		cp[24], gen[24];
+	char		next[32];
+	const char *v[4] = {cp, gen, part->token[0] ? part->token : NULL, next};
+
+	snprintf(cp, sizeof(cp), "%" PRId64, part->cp);
+	snprintf(gen, sizeof(gen), "%" PRId64, part->gen);
+	snprintf(next, sizeof(next), "T%" PRId64, pg->pos + pg->n);
+	send_prepared(conn, "page", 4, v, NULL, NULL, nsent);
+	memcpy(part->token, next, sizeof(next) < sizeof(part->token) ? sizeof(next) : sizeof(part->token));
+}
+
+/* The sink statement of page pg (every variant but b and c's extra ones). */
+static void
+send_sink(PGconn *conn, const Part *part, const Page *pg, int *nsent)
+{
+	uint32_t	part_be = htonl((uint32_t) part->partition);
+	uint64_t	be[3] = {htobe64((uint64_t) part->cp), htobe64((uint64_t) part->gen),
+	htobe64((uint64_t) (pg->pos + 1))};
+	const char *values[6];
+	int			lengths[6];
+	int			formats[6] = {1, 1, 1, 1, 1, 1};
+
+	values[0] = (const char *) &part_be;
+	lengths[0] = 4;
+	if (GUARDED(variant) && variant != 'g' && variant != 'h')
+	{
+		/* r: partition, first, payloads, cp, gen, digests */
+		values[1] = (const char *) &be[2];
+		lengths[1] = 8;
+		values[5] = pg->run.data;
+		lengths[5] = (int) pg->run.len;
+	}
+	else
+	{
+		values[1] = pg->positions.data;
+		lengths[1] = (int) pg->positions.len;
+		values[5] = pg->digests.data;
+		lengths[5] = (int) pg->digests.len;
+	}
+	values[2] = pg->payloads.data;
+	lengths[2] = (int) pg->payloads.len;
+	values[3] = (const char *) &be[0];
+	lengths[3] = 8;
+	values[4] = (const char *) &be[1];
+	lengths[4] = 8;
+	if (variant == 'c')
+		send_prepared(conn, "inbox", 2, values, lengths, formats, nsent);
+	send_prepared(conn, "ins", GUARDED(variant) ? 6 : 3, values, lengths, formats, nsent);
+	if (!GUARDED(variant))
+	{
+		uint64_t	last_be = htobe64((uint64_t) (pg->pos + pg->n));
+		const char *v2[2] = {values[0], (const char *) &last_be};
+		int			l2[2] = {4, 8};
+
+		send_prepared(conn, "off", 2, v2, l2, formats, nsent);
+	}
+}
+
+/* Prepare the statements of the variant on conn. */
+static void
+prepare_statements(PGconn *conn)
+{
+	const char *insert_sql =
+		"INSERT INTO sink (partition, pos, payload) "
+		"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[]) AS u(p, pl)";
+	Oid			types[6] = {INT4OID, INT8ARRAYOID, TEXTARRAYOID, INT8OID, INT8OID, BYTEAARRAYOID};
+
+	if (variant == 'g')
+		insert_sql =
+			"INSERT INTO sink (partition, pos, payload) "
+			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
+			"sog.apply_batch($4, $5, $2::int8[]::sog.position[], $6::bytea[])) AS u(p, pl, fresh) "
+			"WHERE u.fresh";
+	else if (variant == 'h')
+		insert_sql =
+			"INSERT INTO sink (partition, pos, payload) "
+			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
+			"sog.apply_batch_int8($4, $5, $2::int8[], $6::bytea[])) AS u(p, pl, fresh) "
+			"WHERE u.fresh";
+	else if (GUARDED(variant))
+	{
+		insert_sql =
+			"WITH a AS (SELECT sog.apply_run($4, $5, $2, $6) AS skip) "
+			"INSERT INTO sink (partition, pos, payload) "
+			"SELECT $1, $2 + u.i - 1, u.pl FROM a, unnest($3::text[]) WITH ORDINALITY AS u(pl, i) "
+			"WHERE u.i > a.skip";
+		types[1] = INT8OID;
+		types[5] = BYTEAOID;
+	}
+	check(conn, PQprepare(conn, "ins", insert_sql, GUARDED(variant) ? 6 : 3, types),
+		  PGRES_COMMAND_OK, "prepare insert");
+	check(conn, PQprepare(conn, "off",
+						  "UPDATE offsets SET applied = GREATEST(applied, $2) "
+						  "WHERE consumer = 'bench' AND partition = $1", 2,
+						  (Oid[]) {INT4OID, INT8OID}), PGRES_COMMAND_OK, "prepare offsets");
+	check(conn, PQprepare(conn, "inbox",
+						  "INSERT INTO inbox (partition, pos, key) "
+						  "SELECT $1, p, $1::text || '/' || p::text FROM unnest($2::int8[]) AS p "
+						  "ON CONFLICT DO NOTHING", 2,
+						  (Oid[]) {INT4OID, INT8ARRAYOID}), PGRES_COMMAND_OK, "prepare inbox");
+	if (PROTOCOL(variant))
+	{
+		check(conn, PQprepare(conn, "note", "SELECT sog.note_read($1::bigint, $2::bigint, $3::sog.position, $4, $5::bigint)",
+							  5, NULL), PGRES_COMMAND_OK, "prepare note_read");
+		check(conn, PQprepare(conn, "page", "SELECT sog.commit_page($1::bigint, $2::bigint, $3, $4)",
+							  4, NULL), PGRES_COMMAND_OK, "prepare commit_page");
+	}
+}
+
+/* Read the results of nsent statements and the pipeline's sync. */
+static void
+read_results(PGconn *conn, int nsent)
+{
+	PGresult   *r;
+	int			i;
+
+	for (i = 0; i < nsent; i++)
+	{
+		r = PQgetResult(conn);
+		if (r == NULL || (PQresultStatus(r) != PGRES_COMMAND_OK &&
+						  PQresultStatus(r) != PGRES_TUPLES_OK))
+		{
+			fprintf(stderr, "client: statement %d of a transaction: %s", i + 1,
+					r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
+			exit(1);
+		}
+		PQclear(r);
+		r = PQgetResult(conn);	/* the NULL that ends each result */
+		if (r)
+			die(conn, "unexpected extra result");
+	}
+	r = PQgetResult(conn);
+	if (PQresultStatus(r) != PGRES_PIPELINE_SYNC)
+		die(conn, "pipeline sync");
+	PQclear(r);
+}
+
+/* The size of part's next page, 0 when it has no events left (-N). */
+static int
+page_size(const Part *part, int64_t already)
+{
+	int64_t		left = part->left - already;
+
+	if (events_each == 0)
+		return batch;
+	return left <= 0 ? 0 : left < batch ? (int) left : batch;
+}
+
 /* One connection's work, on partitions first .. first + parts_each - 1. */
 static Work
 run_client(int first)
@@ -274,21 +567,18 @@ run_client(int first)
 	PGconn	   *conn = PQconnectdb(conninfo);
 	PGresult   *r;
 	Part	   *parts = calloc(parts_each, sizeof(Part));
+	Page	   *cur = calloc(parts_each, sizeof(Page));
+	Page	   *next = calloc(parts_each, sizeof(Page));
 	int			k;
 	FILE	   *txlog = NULL;
-	Buf			posbuf = {0};
-	Buf			plbuf = {0};
-	Buf			dgbuf = {0};
-	char		payload[101];
 	long		txns = 0;
 	double		end;
-	const char *insert_sql;
-	EVP_MD	   *sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
+	sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	md = EVP_MD_CTX_new();
 	if (!sha256 || !md)
 		die(NULL, "cannot set up SHA-256 (OpenSSL)");
-	if (!parts)
+	if (!parts || !cur || !next)
 		die(NULL, "out of memory");
 	if (PQstatus(conn) != CONNECTION_OK)
 		die(conn, "connect");
@@ -308,38 +598,7 @@ run_client(int first)
 			exit(1);
 		}
 	}
-
-	insert_sql =
-		"INSERT INTO sink (partition, pos, payload) "
-		"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[]) AS u(p, pl)";
-	if (variant == 'g')
-		insert_sql =
-			"INSERT INTO sink (partition, pos, payload) "
-			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
-			"sog.apply_batch($4, $5, $2::int8[]::sog.position[], $6::bytea[])) AS u(p, pl, fresh) "
-			"WHERE u.fresh";
-	else if (variant == 'h')
-		insert_sql =
-			"INSERT INTO sink (partition, pos, payload) "
-			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
-			"sog.apply_batch_int8($4, $5, $2::int8[], $6::bytea[])) AS u(p, pl, fresh) "
-			"WHERE u.fresh";
-	{
-		Oid			types[6] = {INT4OID, INT8ARRAYOID, TEXTARRAYOID, INT8OID, INT8OID, BYTEAARRAYOID};
-
-		check(conn, PQprepare(conn, "ins", insert_sql,
-							  (variant == 'g' || variant == 'h') ? 6 : 3, types),
-			  PGRES_COMMAND_OK, "prepare insert");
-		check(conn, PQprepare(conn, "off",
-							  "UPDATE offsets SET applied = GREATEST(applied, $2) "
-							  "WHERE consumer = 'bench' AND partition = $1", 2,
-							  (Oid[]) {INT4OID, INT8OID}), PGRES_COMMAND_OK, "prepare offsets");
-		check(conn, PQprepare(conn, "inbox",
-							  "INSERT INTO inbox (partition, pos, key) "
-							  "SELECT $1, p, $1::text || '/' || p::text FROM unnest($2::int8[]) AS p "
-							  "ON CONFLICT DO NOTHING", 2,
-							  (Oid[]) {INT4OID, INT8ARRAYOID}), PGRES_COMMAND_OK, "prepare inbox");
-	}
+	prepare_statements(conn);
 	r = PQexec(conn, "SELECT pg_backend_pid()");
 	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
 		backend = strtol(PQgetvalue(r, 0, 0), NULL, 10);
@@ -354,118 +613,54 @@ run_client(int first)
 	while (k >= 0 && (events_each > 0 || now() < end))
 	{
 		Part	   *part = &parts[k];
-		int			n = events_each > 0 && part->left < batch ? (int) part->left : batch;
-		int64_t		pos = part->pos;
-		uint32_t	part_be = htonl((uint32_t) part->partition);
-		int64_t		last = pos + n;
-		uint64_t	cp_be[2];
-		double		t_send;
-		const char *values[6];
-		int			lengths[6];
-		int			formats[6] = {1, 1, 1, 1, 1, 1};
+		Page	   *pg = &cur[k];
 		int			nsent = 0;
-		int			i;
+		double		t_send;
 
-		array_header(&posbuf, INT8OID, n);
-		array_header(&plbuf, TEXTOID, n);
-		array_header(&dgbuf, BYTEAOID, n);
-		for (i = 1; i <= n; i++)
+		/* p: the page was built (and noted) in the partition's last turn */
+		if (!(variant == 'p' && part->noted))
+			build_page(pg, part->pos, page_size(part, 0));
+		t_send = now();
+		if (variant == 'w' || (variant == 'p' && !part->noted))
+			send_note(conn, part, pg, &nsent);	/* committed on its own */
+		send_plain(conn, "BEGIN", &nsent);
+		send_sink(conn, part, pg, &nsent);
+		part->noted = false;
+		if (variant == 'p')
 		{
-			int64_t		p = pos + i;
-			unsigned char d[32];
-			unsigned int dlen;
+			/* page k + 1, fetched while page k is applied, noted with it */
+			int			n = page_size(part, pg->n);
 
-			snprintf(payload, sizeof(payload), "%-100" PRId64, p);
-			memcpy(payload + 20, " payload 0123456789abcdefghijklmnopqrstuvwxyz", 45);
-			put32(&posbuf, 8);
-			put64(&posbuf, (uint64_t) p);
-			put32(&plbuf, 100);
-			put(&plbuf, payload, 100);
-			if (variant == 'g' || variant == 'h')
+			if (n > 0 && (events_each > 0 || now() < end))
 			{
-				/* the client's CPU */
-				if (!EVP_DigestInit_ex2(md, sha256, NULL) ||
-					!EVP_DigestUpdate(md, payload, 100) ||
-					!EVP_DigestFinal_ex(md, d, &dlen) || dlen != sizeof(d))
-					die(NULL, "SHA-256 failed");
-				put32(&dgbuf, sizeof(d));
-				put(&dgbuf, d, sizeof(d));
+				build_page(&next[k], pg->pos + pg->n, n);
+				send_note(conn, part, &next[k], &nsent);
+				part->noted = true;
 			}
 		}
-		values[0] = (const char *) &part_be;
-		lengths[0] = 4;
-		values[1] = posbuf.data;
-		lengths[1] = (int) posbuf.len;
-		values[2] = plbuf.data;
-		lengths[2] = (int) plbuf.len;
-		cp_be[0] = htobe64((uint64_t) part->cp);
-		cp_be[1] = htobe64((uint64_t) part->gen);
-		values[3] = (const char *) &cp_be[0];
-		lengths[3] = 8;
-		values[4] = (const char *) &cp_be[1];
-		lengths[4] = 8;
-		values[5] = dgbuf.data;
-		lengths[5] = (int) dgbuf.len;
-
-		t_send = now();
-		if (!PQsendQueryParams(conn, "BEGIN", 0, NULL, NULL, NULL, NULL, 0))
-			die(conn, "send BEGIN");
-		nsent++;
-		if (variant == 'c')
-		{
-			if (!PQsendQueryPrepared(conn, "inbox", 2, values, lengths, formats, 1))
-				die(conn, "send inbox");
-			nsent++;
-		}
-		if (!PQsendQueryPrepared(conn, "ins", (variant == 'g' || variant == 'h') ? 6 : 3,
-								 values, lengths, formats, 1))
-			die(conn, "send insert");
-		nsent++;
-		if (variant == 'b' || variant == 'c')
-		{
-			uint64_t	last_be = htobe64((uint64_t) last);
-			const char *v2[2] = {values[0], (const char *) &last_be};
-			int			l2[2] = {4, 8};
-
-			if (!PQsendQueryPrepared(conn, "off", 2, v2, l2, formats, 1))
-				die(conn, "send offsets");
-			nsent++;
-		}
-		if (!PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 0))
-			die(conn, "send COMMIT");
-		nsent++;
+		if (PROTOCOL(variant))
+			send_commit_page(conn, part, pg, &nsent);
+		send_plain(conn, "COMMIT", &nsent);
 		if (!PQpipelineSync(conn))
 			die(conn, "sync");
-
-		for (i = 0; i < nsent; i++)
-		{
-			r = PQgetResult(conn);
-			if (r == NULL || (PQresultStatus(r) != PGRES_COMMAND_OK &&
-							  PQresultStatus(r) != PGRES_TUPLES_OK))
-			{
-				fprintf(stderr, "client: statement %d of a transaction: %s", i + 1,
-						r ? PQresultErrorMessage(r) : PQerrorMessage(conn));
-				exit(1);
-			}
-			PQclear(r);
-			r = PQgetResult(conn);	/* the NULL that ends each result */
-			if (r)
-				die(conn, "unexpected extra result");
-		}
-		r = PQgetResult(conn);
-		if (PQresultStatus(r) != PGRES_PIPELINE_SYNC)
-			die(conn, "pipeline sync");
-		PQclear(r);
+		read_results(conn, nsent);
 		if (txlog)
 		{
 			double		t_end = now();
 
-			fprintf(txlog, "%.6f %.0f %d %d\n", t_end, (t_end - t_send) * 1e6, n, part->partition);
+			fprintf(txlog, "%.6f %.0f %d %d\n", t_end, (t_end - t_send) * 1e6, pg->n, part->partition);
 		}
-		part->pos = last;
-		part->left -= n;
-		w.events += n;
+		part->pos += pg->n;
+		part->left -= pg->n;
+		w.events += pg->n;
 		txns++;
+		if (part->noted)
+		{
+			Page		tmp = cur[k];
+
+			cur[k] = next[k];
+			next[k] = tmp;
+		}
 		k = next_part(parts, parts_each, k);
 	}
 	if (txlog && fclose(txlog) != 0)
@@ -508,12 +703,12 @@ main(int argc, char **argv)
 			case 'N': events_each = strtoll(optarg, NULL, 10); break;
 			case 'o': log_prefix = optarg; break;
 			default:
-				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h -B batch -c clients -T seconds [-p partition]\n"
+				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h|r|w|p -B batch -c clients -T seconds [-p partition]\n"
 						"              [-P partitions_each] [-N events_each] [-o log_prefix]\n");
 				return 2;
 		}
 	}
-	if (!strchr("bcgh", variant) || batch < 1 || clients < 1 || clients > 64 ||
+	if (!strchr("bcghrwp", variant) || batch < 1 || clients < 1 || clients > 64 ||
 		parts_each < 1 || events_each < 0)
 	{
 		fprintf(stderr, "client: bad arguments\n");
