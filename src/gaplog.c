@@ -257,8 +257,12 @@ sog_gap_newest_id(int64 checkpoint_id)
 
 	if (!connected)
 		elog(ERROR, "SPI_connect failed");
-	sog_exec("SELECT pg_catalog.max(id) FROM sog.gap WHERE checkpoint_id OPERATOR(pg_catalog.=) $1",
-			 1, types, values, NULL, true);
+	/* every read boundary asks: a kept plan, on the (checkpoint_id, id) index */
+	sog_exec_latest(sog_keep_plan(PLAN_GAP_NEWEST_ID,
+								  "SELECT pg_catalog.max(id) FROM sog.gap "
+								  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1",
+								  1, types),
+					values, NULL, true, 0);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	id = isnull ? 0 : DatumGetInt64(d);
 	SPI_finish();
