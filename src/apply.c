@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * apply.c
- *	  Applying events in the sink transaction (contract section 5):
+ *	  Applying events in the sink transaction (README: the consumer guide):
  *	  note_read, apply, apply_batch (and apply_batch_int8, apply_run) and
  *	  commit_page.
  *

@@ -61,7 +61,7 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 
 	/*
 	 * Tell operators; delivered only if the transaction commits.  The
-	 * payload carries ids and the reason only (contract section 10): any
+	 * payload carries ids and the reason only (README: gaps): any
 	 * role may LISTEN, so no names, tokens or positions, and its size is
 	 * bounded whatever the names are.
 	 */

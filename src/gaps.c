@@ -2,7 +2,7 @@
  *
  * gaps.c
  *	  Gaps: verifying a replayed one, reporting a loss, skipping (telemetry
- *	  only), resolving, and listing them (contract sections 5, 7 and 10):
+ *	  only), resolving, and listing them (README: gaps, gap reasons):
  *	  verify_gap, report_gap, skip_gap, resolve_gap, gaps.
  *
  * A gap row covers (from_position, to_position] of a checkpoint: from is
@@ -34,7 +34,7 @@
 #include "position.h"
 #include "store.h"
 
-/* The reasons of contract section 7, which report_gap accepts. */
+/* The gap reasons (README: gap reasons), which report_gap accepts. */
 static const char *const gap_reasons[] = {
 	"no_buffer_hash", "hash_mismatch", "divergence", "identity_changed",
 	"retention", "scope_changed", "coverage_unproven", "no_finality",

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * halt.c
- *	  Reference-compatible halt evaluation (contract section 4):
+ *	  Reference-compatible halt evaluation (README: pure halt evaluation):
  *	  sog.evaluate_halt(), sog.verify_resume(), and the boundary evaluation
  *	  that claim and halt reuse.
  *

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * hash.c
- *	  SHA-256 payload digests and the chained buffer hash (contract
- *	  section 3), on PostgreSQL's own common/cryptohash.h.
+ *	  SHA-256 payload digests and the chained buffer hash (README: hash
+ *	  definitions), on PostgreSQL's own common/cryptohash.h.
  *
  * Buffer hash definition (clients compute the same while they buffer):
  *

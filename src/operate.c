@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * operate.c
- *	  What operators use (contract sections 5, 7 and 10): receipts,
+ *	  What operators use (README: the operator guide): receipts,
  *	  prune_receipts, reconfigure, and the trigger that keeps
  *	  applied_position, prune_horizon and generation monotonic for every
  *	  writer.

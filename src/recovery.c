@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * recovery.c
- *	  Expired-token recovery (contract section 6): begin_recovery,
+ *	  Expired-token recovery (README: expired-token recovery): begin_recovery,
  *	  recovery_event, and every query of recovery; promote, its end, is in
  *	  promote.c (recovery.h is what the two share).
  *
@@ -340,7 +340,7 @@ retention_lost(const SogCheckpoint *cp, const SogPosition *anchor,
 
 
 /*
- * The refusal of a new attempt, if any (contract section 6, in its order),
+ * The refusal of a new attempt, if any (in the order the README's recovery section gives),
  * or NULL when the attempt may open.
  */
 static const char *

@@ -242,7 +242,7 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 # below is the order they run in.  SOG_SUITES (space-separated names) runs
 # only those: make test-versions runs the ones that need a server and no
 # broker against each PostgreSQL major (test/versions/run.sh says which).
-all_suites="released-scripts regress isolation tap alerts model bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
+all_suites="released-scripts docs regress isolation tap alerts model bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
 
 # A released version's install script is never edited again (CHANGELOG):
 # test/released.sha256 holds the checksum of each as released.
@@ -252,6 +252,23 @@ suite_released_scripts() {
 	else
 		echo "run-tests: a released install script changed; put the change in the next version's upgrade script"
 		suite_result released-scripts failed
+	fi
+}
+
+# The README and docs/ against the tree and the installed extension: every
+# path they name exists, every function of the SQL reference has the
+# signature it gives, nothing callable is left out, every SQLSTATE named is
+# raised, no reference to a document outside the repository
+# (test/docs-check.pl).
+suite_docs() {
+	if [ "$server_up" != 1 ]; then
+		suite_result docs failed "not run: $no_server"
+	elif as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_docs' &&
+		as_pg psql -X -q -v ON_ERROR_STOP=1 -d sog_docs -c 'CREATE EXTENSION stream_offset_guard' &&
+		as_pg env PGDATABASE=sog_docs perl "$tree/test/docs-check.pl" "$tree"; then
+		suite_result docs passed
+	else
+		suite_result docs failed
 	fi
 }
 
