@@ -378,18 +378,9 @@ read_row(TupleTableSlot *slot, const AttrNumber *att, int64 id, SogCheckpoint *c
 static void
 remember(SogCheckpoint *cp)
 {
-	cp->orig.generation = cp->generation;
-	cp->orig.owner = cp->owner;
-	cp->orig.source_identity = cp->source_identity;
-	cp->orig.source_cursor = cp->source_cursor;
-	cp->orig.read_base = cp->read_base;
-	cp->orig.read_hash = cp->read_hash;
-	cp->orig.read_count_isnull = cp->read_count_isnull;
-	cp->orig.read_count = cp->read_count;
-	cp->orig.applied_position = cp->applied_position;
-	cp->orig.prune_horizon = cp->prune_horizon;
-	cp->orig.receipts_through = cp->receipts_through;
-	cp->orig.state = cp->state;
+#define COPY(type, name)	cp->orig.name = cp->name;
+	SOG_CP_MUTABLE_FIELDS(COPY)
+#undef COPY
 	cp->token_changed = false;
 	cp->claimed = false;
 	cp->boundary_recorded = false;

@@ -37,21 +37,32 @@ typedef enum SogState
 	SOG_STATE_FAILED_CLOSED
 } SogState;
 
-/* The columns of a checkpoint that its functions change. */
+/*
+ * The columns of a checkpoint that its functions change, listed once: their
+ * type and name.  SogCpMutable and SogCheckpoint declare them from this
+ * list, and checkpoint.c's remember() copies them.  Pointers are NULL for a
+ * NULL column.
+ */
+#define SOG_CP_MUTABLE_FIELDS(X) \
+	X(int64, generation) \
+	X(char *, owner) \
+	X(char *, source_identity) \
+	X(SogPosition *, source_cursor) \
+	X(SogPosition *, read_base) \
+	X(char *, read_hash) \
+	X(bool, read_count_isnull) \
+	X(int64, read_count) \
+	X(SogPosition *, applied_position) \
+	X(SogPosition *, prune_horizon) \
+	X(SogPosition *, receipts_through)	/* greatest position with a receipt */ \
+	X(SogState, state)
+
+#define SOG_CP_FIELD(type, name)	type name;
+
+/* The mutable columns as they were read (or last written). */
 typedef struct SogCpMutable
 {
-	int64		generation;
-	char	   *owner;			/* NULL if unset (likewise below) */
-	char	   *source_identity;
-	SogPosition *source_cursor;
-	SogPosition *read_base;
-	char	   *read_hash;
-	bool		read_count_isnull;
-	int64		read_count;
-	SogPosition *applied_position;
-	SogPosition *prune_horizon;
-	SogPosition *receipts_through;	/* greatest position with a receipt */
-	SogState	state;
+	SOG_CP_MUTABLE_FIELDS(SOG_CP_FIELD)
 } SogCpMutable;
 
 /* One sog.checkpoint row, as read under its row lock. */
@@ -65,18 +76,7 @@ typedef struct SogCheckpoint
 	char	   *provider;
 	char	   *query_scope;
 	/* what the functions change; orig is what was read (or last written) */
-	int64		generation;
-	char	   *owner;
-	char	   *source_identity;
-	SogPosition *source_cursor;
-	SogPosition *read_base;
-	char	   *read_hash;
-	bool		read_count_isnull;
-	int64		read_count;
-	SogPosition *applied_position;
-	SogPosition *prune_horizon;
-	SogPosition *receipts_through;
-	SogState	state;
+	SOG_CP_MUTABLE_FIELDS(SOG_CP_FIELD)
 	SogCpMutable orig;
 	/* the provider token, detoasted only when asked for (it may be long) */
 	bool		token_loaded;
