@@ -33,7 +33,9 @@
 # As root, the server runs as the postgres OS user (runuser).
 #
 # Output: raw results in bench/results/<timestamp>/ (git-ignored), the
-# summary in bench/latest.md and the chart in bench/results.svg.
+# summary in bench/latest.md, the picture in bench/results.svg (the real
+# client: the guard against an offsets table and an inbox) and the rest in
+# bench/results-more.svg, all written by bench/report.pl.
 #
 # Environment (defaults in brackets):
 #   RUNS [3] DURATION [4] WARMUP [5]  runs per cell, seconds per run, warm-up s
@@ -55,7 +57,7 @@
 #                  the system PostgreSQL (root/sudo); 0 = use what is installed
 #   SRC_REV [working tree]  a git revision to build instead
 #   KEEP [0]      1 = keep the cluster (stopped) in $BENCH_DIR
-#   PUBLISH [1]   0 = do not overwrite bench/latest.md and bench/results.svg
+#   PUBLISH [1]   0 = do not overwrite bench/latest.md and bench/results*.svg
 #   REPORT_ONLY=<results dir>: rebuild the reports from an earlier run
 set -uo pipefail
 
@@ -394,9 +396,10 @@ else
 fi  # REPORT_ONLY
 
 # ---------------------------------------------------------------- reports
-bash "$HERE/report.sh" "$OUT" || exit 1
+MAX_OTHER_CPU=$MAX_OTHER_CPU perl "$HERE/report.pl" "$OUT" || exit 1
 if [ "$PUBLISH" = 1 ]; then
-  cp "$OUT/latest.md" "$HERE/latest.md" && cp "$OUT/results.svg" "$HERE/results.svg"
-  say "wrote bench/latest.md and bench/results.svg"
+  cp "$OUT/latest.md" "$HERE/latest.md" && cp "$OUT/results.svg" "$HERE/results.svg" &&
+    cp "$OUT/results-more.svg" "$HERE/results-more.svg"
+  say "wrote bench/latest.md, bench/results.svg and bench/results-more.svg"
 fi
 say "done; raw results in $OUT"
