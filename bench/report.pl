@@ -740,7 +740,7 @@ sub human {
 # bar is labelled with its events/s and its ratio to (b) in the same run.
 sub bar_chart {
 	my ($run, $title, $sub, $foot, @rows) = @_;
-	my ($ml, $gap, $ph, $room, $min_panel) = (62, 18, 250, 52, 210);
+	my ($ml, $gap, $ph, $room, $min_panel) = (62, 18, 250, 62, 210);
 	my (@el, $y, $width);
 	# the text decides the width where it is wider than the panels
 	$width = max_of(map { $ml + length($_) * 6.3 } @$sub, @$foot);
