@@ -74,7 +74,8 @@ demo:
 tour:
 	bash examples/demo.sh
 
-# The benchmark: baselines and the extension side by side in one run.
+# The benchmark: baselines and the extension side by side in one run
+# (bench/README.md; the reports by bench/report.pl).
 bench:
 	bash bench/run.sh
 
@@ -121,8 +122,9 @@ test-citus:
 test-versions:
 	bash test/versions/run.sh
 
-# One cell of the benchmark (the real client, B=1000) on 15, 17 and 18, in
-# the same roots, side by side (docs/versions-bench.md).
+# The real client's cells of the benchmark (B=100 and 1000, 1 and 4 clients)
+# on 15, 17 and 18, in the same roots, side by side, with issue 22's targets
+# per major (docs/versions-bench.md).
 bench-versions:
 	bash test/versions/bench.sh
 

@@ -36,10 +36,14 @@
  * SHA-256 per event):
  *
  *   w  two commits per page: sog.note_read(cursor, hash, n) committed on its
- *      own, then BEGIN, r, commit_page, COMMIT (one pipeline, one round trip)
+ *      own (a sync of its own ends its transaction), then BEGIN, r,
+ *      commit_page, COMMIT (one pipeline, one round trip, two commits)
  *   p  pipelined, one commit per page: BEGIN, r for page k, note_read for
  *      page k+1 (fetched while k is applied), commit_page, COMMIT; only the
- *      first page's note_read commits alone
+ *      first page's note_read commits alone.  When the time is up (-T), a
+ *      page already noted is applied before the client stops, so that it
+ *      leaves no read boundary open (as a worker that stops applies what
+ *      it noted)
  *
  * Output, one line: variant B clients seconds transactions events events/s
  * client_cpu_us backend_cpu_us: the last two are CPU microseconds per
@@ -284,6 +288,18 @@ next_part(Part *parts, int n, int k)
 		if (events_each == 0 || parts[j].left > 0)
 			return j;
 	}
+	return -1;
+}
+
+/* The first partition of parts[0..n-1] with a page noted and not yet applied (p), or -1. */
+static int
+noted_part(const Part *parts, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (parts[i].noted)
+			return i;
 	return -1;
 }
 
@@ -610,19 +626,35 @@ run_client(int first)
 	bcpu0 = process_cpu(backend);
 	end = now() + seconds;
 	k = next_part(parts, parts_each, parts_each - 1);
-	while (k >= 0 && (events_each > 0 || now() < end))
+	while (k >= 0)
 	{
-		Part	   *part = &parts[k];
-		Page	   *pg = &cur[k];
+		Part	   *part;
+		Page	   *pg;
+		int			nalone = 0;
 		int			nsent = 0;
 		double		t_send;
 
+		/* time is up (-T): apply the pages already noted (p), then stop */
+		if (events_each == 0 && now() >= end && (k = noted_part(parts, parts_each)) < 0)
+			break;
+		part = &parts[k];
+		pg = &cur[k];
 		/* p: the page was built (and noted) in the partition's last turn */
 		if (!(variant == 'p' && part->noted))
 			build_page(pg, part->pos, page_size(part, 0));
 		t_send = now();
 		if (variant == 'w' || (variant == 'p' && !part->noted))
-			send_note(conn, part, pg, &nsent);	/* committed on its own */
+		{
+			/*
+			 * The read boundary commits on its own: a sync of its own ends
+			 * its implicit transaction before BEGIN (in one pipeline, still
+			 * one round trip; without the sync, BEGIN would take it into the
+			 * sink transaction).
+			 */
+			send_note(conn, part, pg, &nalone);
+			if (!PQpipelineSync(conn))
+				die(conn, "sync");
+		}
 		send_plain(conn, "BEGIN", &nsent);
 		send_sink(conn, part, pg, &nsent);
 		part->noted = false;
@@ -643,6 +675,8 @@ run_client(int first)
 		send_plain(conn, "COMMIT", &nsent);
 		if (!PQpipelineSync(conn))
 			die(conn, "sync");
+		if (nalone > 0)
+			read_results(conn, nalone);
 		read_results(conn, nsent);
 		if (txlog)
 		{

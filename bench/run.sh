@@ -3,7 +3,7 @@
 # without it, in ONE run, interleaved, on one throwaway cluster with durable
 # settings (fsync=on, synchronous_commit=on).
 #
-#   bash bench/run.sh                          # the whole table, ~12 min
+#   bash bench/run.sh                          # the whole table, ~23 min
 #   RUNS=1 DURATION=2 bash bench/run.sh        # a quick end-to-end pass
 #   RUNS=5 DURATION=10 RETRIES=2 bash bench/run.sh   # slower, steadier
 #
@@ -16,6 +16,12 @@
 #   (f) sog.apply per event + the sink INSERT, one transaction
 #   (g) sog.apply_batch per transaction + the sink INSERT, one transaction
 #   (gd) as (g), payload digests computed inside the transaction
+#   (r) sog.apply_run per transaction (a dense run, digests in one bytea)
+# and the real client (bench/client.c; labels c + its -v letter): (b), (c),
+# (g), (h) apply_batch_int8, (r), and the whole protocol of the consumer
+# guide with (r): (w) note_read committed alone, then the sink transaction
+# with commit_page (two commits per page), (p) pipelined (one commit per
+# page);
 # at B = 1, 100, 1000 events per transaction, 1 and 4 clients (one partition,
 # i.e. one checkpoint, per client), RUNS runs of DURATION s per cell; cells
 # are interleaved (every variant of a cell, then the next cell; then the next
@@ -26,23 +32,28 @@
 # position compare and input/output).
 #
 # Steps: installs missing Debian packages (make gcc postgresql-15
-# postgresql-server-dev-15 libssl-dev openssl), builds a copy of the working
-# tree and installs it into the system's PostgreSQL (root or sudo), compiles
+# postgresql-server-dev-15 libssl-dev openssl libpq-dev), builds a copy of
+# the working tree and installs it into a private copy of PostgreSQL in
+# $BENCH_DIR/pg (INSTALL below), compiles bench/client.c and
 # bench/hashloop.c, creates a fresh cluster in $BENCH_DIR (unix socket only,
 # port $BENCH_PORT), runs everything, stops and removes the cluster.
 # As root, the server runs as the postgres OS user (runuser).
 #
 # Output: raw results in bench/results/<timestamp>/ (git-ignored), the
-# summary in bench/latest.md and the chart in bench/results.svg.
+# summary in bench/latest.md, the picture in bench/results.svg (the real
+# client: the guard against an offsets table and an inbox) and the rest in
+# bench/results-more.svg, all written by bench/report.pl.
 #
 # Environment (defaults in brackets):
 #   RUNS [3] DURATION [4] WARMUP [5]  runs per cell, seconds per run, warm-up s
 #   BATCHES ["1 100 1000"]  CLIENTS ["1 4"]
-#   VARIANTS ["a b c d e f g gd"]  GD_BATCHES ["100 1000"] (batch sizes for gd)
-#   CLIENT_VARIANTS ["cb cc cg ch"] the real client (bench/client.c): cb = (b),
-#                                  cc = (c), cg = (g), ch = (g) with
-#                                  apply_batch_int8, sent over libpq's pipeline
-#                                  mode with binary parameters
+#   VARIANTS ["a b c d e f g gd r"]  GD_BATCHES ["100 1000"] (batch sizes for gd)
+#   CLIENT_VARIANTS ["cb cc cg ch cr cw cp"] the real client (bench/client.c):
+#                                  c + the variant (cb = (b), ch = (h)
+#                                  apply_batch_int8, cw = (w) ...), sent over
+#                                  libpq's pipeline mode with binary parameters
+#                                  (an empty VARIANTS or CLIENT_VARIANTS runs
+#                                  none of them)
 #   SCALE [1]  SCALE_B [100]       the 4 vs 64 checkpoints check
 #   RECEIPTS_N [1000000]           events for the receipts/prune phase
 #   MICRO [1]  MICRO_N [1000000]   micro-figures and their size
@@ -55,7 +66,7 @@
 #                  the system PostgreSQL (root/sudo); 0 = use what is installed
 #   SRC_REV [working tree]  a git revision to build instead
 #   KEEP [0]      1 = keep the cluster (stopped) in $BENCH_DIR
-#   PUBLISH [1]   0 = do not overwrite bench/latest.md and bench/results.svg
+#   PUBLISH [1]   0 = do not overwrite bench/latest.md and bench/results*.svg
 #   REPORT_ONLY=<results dir>: rebuild the reports from an earlier run
 set -uo pipefail
 
@@ -68,8 +79,8 @@ RUNS=${RUNS:-3}
 WARMUP=${WARMUP:-5}
 BATCHES=${BATCHES:-"1 100 1000"}
 CLIENTS=${CLIENTS:-"1 4"}
-VARIANTS=${VARIANTS:-"a b c d e f g gd"}
-CLIENT_VARIANTS=${CLIENT_VARIANTS:-"cb cc cg ch"}
+VARIANTS=${VARIANTS-"a b c d e f g gd r"}
+CLIENT_VARIANTS=${CLIENT_VARIANTS-"cb cc cg ch cr cw cp"}
 GD_BATCHES=${GD_BATCHES:-"100 1000"}
 SCALE=${SCALE:-1}
 SCALE_B=${SCALE_B:-100}
@@ -155,7 +166,7 @@ psql_db -f "$HERE/setup_sog.sql" >/dev/null || die "setup_sog.sql failed"
 {
   bench_describe "$BENCH_DIR"
   echo "extension: built from $(paste -sd" " "$OUT/build-rev.txt" 2>/dev/null)"
-  echo "duration=$DURATION runs=$RUNS warmup=$WARMUP batches=[$BATCHES] clients=[$CLIENTS] variants=[$VARIANTS] gd_batches=[$GD_BATCHES] scale=$SCALE scale_b=$SCALE_B receipts_n=$RECEIPTS_N micro_n=$MICRO_N retries=$RETRIES"
+  echo "duration=$DURATION runs=$RUNS warmup=$WARMUP batches=[$BATCHES] clients=[$CLIENTS] variants=[$VARIANTS] client_variants=[$CLIENT_VARIANTS] gd_batches=[$GD_BATCHES] scale=$SCALE scale_b=$SCALE_B receipts_n=$RECEIPTS_N micro_n=$MICRO_N retries=$RETRIES"
   bench_pg_settings psql_db
 } > "$OUT/env.txt"
 sed 's/^/  /' "$OUT/env.txt"
@@ -237,7 +248,11 @@ script_of() { if [ "$2" = 1 ]; then echo "$HERE/pgbench/${1}_1.sql"; else echo "
 
 # run_client LABEL B CLIENTS RUN DURATION: the real client (bench/client.c,
 # libpq pipeline mode, binary parameters, client-side SHA-256) for variant
-# cb, cc, cg or ch; recorded in results.tsv like a pgbench cell.
+# cb, cc, cg, ch, cr, cw or cp (client -v b ... p); recorded in results.tsv
+# like a pgbench cell.  Each client process continues its partition from
+# where the checkpoint (or the offsets row) stands, with its provider token;
+# (p) applies the page it noted last before it stops, so no read boundary
+# is left open for the next variant on that checkpoint.
 run_client() {
   local label=$1 b=$2 c=$3 r=$4 dur=$5 attempt=0
   while :; do
@@ -394,9 +409,10 @@ else
 fi  # REPORT_ONLY
 
 # ---------------------------------------------------------------- reports
-bash "$HERE/report.sh" "$OUT" || exit 1
+MAX_OTHER_CPU=$MAX_OTHER_CPU perl "$HERE/report.pl" "$OUT" || exit 1
 if [ "$PUBLISH" = 1 ]; then
-  cp "$OUT/latest.md" "$HERE/latest.md" && cp "$OUT/results.svg" "$HERE/results.svg"
-  say "wrote bench/latest.md and bench/results.svg"
+  cp "$OUT/latest.md" "$HERE/latest.md" && cp "$OUT/results.svg" "$HERE/results.svg" &&
+    cp "$OUT/results-more.svg" "$HERE/results-more.svg"
+  say "wrote bench/latest.md, bench/results.svg and bench/results-more.svg"
 fi
 say "done; raw results in $OUT"

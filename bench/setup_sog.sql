@@ -1,5 +1,5 @@
--- setup_sog.sql: what the extension's variants (f), (g), (g') and the scale
--- test need, loaded by bench/run.sh (and test/bench-smoke.sh) after
+-- setup_sog.sql: what the extension's variants (f), (g), (g'), (r) and the
+-- scale test need, loaded by bench/run.sh (and test/bench-smoke.sh) after
 -- schema.sql, into the same database.
 --
 -- One checkpoint per partition 0..63 of consumer 'bench', stream 'orders',
@@ -8,18 +8,20 @@
 --
 -- Digests: a real consumer computes SHA-256 payload digests on its own CPU
 -- while it buffers and sends them as parameters.  pgbench cannot, so the
--- scripts of (f) and (g) take precomputed digests from these tables instead
--- of hashing inside the measured transaction ((g') does hash in-transaction,
--- for comparison):
+-- scripts of (f), (g) and (r) take precomputed digests from these tables
+-- instead of hashing inside the measured transaction ((g') does hash
+-- in-transaction, for comparison):
 --   bench_digest(i, d)   digest i = sha256 of payload i, i = 1..1000
 --   bench_digests(b, d)  the first b digests as one bytea[] (b = any batch size
---                        used; rows for 1..1000 are created lazily below)
+--                        used; rows for 1..1000 are created below)
+--   bench_run(b, d)      the first b digests back to back in one bytea of
+--                        b x 32 bytes, as sog.apply_run takes them (r)
 \set ON_ERROR_STOP 1
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS stream_offset_guard CASCADE;
 CREATE EXTENSION stream_offset_guard;
 
-DROP TABLE IF EXISTS bench_cp, bench_digest, bench_digests;
+DROP TABLE IF EXISTS bench_cp, bench_digest, bench_digests, bench_run;
 
 CREATE TABLE bench_cp (
     part int PRIMARY KEY,
@@ -50,5 +52,13 @@ INSERT INTO bench_digests
 SELECT b, ARRAY(SELECT d FROM bench_digest WHERE i <= b ORDER BY i)
   FROM generate_series(1, 1000) AS b;
 
-VACUUM ANALYZE bench_cp, bench_digest, bench_digests, sog.checkpoint;
+CREATE TABLE bench_run (
+    b int PRIMARY KEY,
+    d bytea NOT NULL
+);
+INSERT INTO bench_run
+SELECT b, (SELECT string_agg(d, ''::bytea ORDER BY i) FROM bench_digest WHERE i <= b)
+  FROM generate_series(1, 1000) AS b;
+
+VACUUM ANALYZE bench_cp, bench_digest, bench_digests, bench_run, sog.checkpoint;
 SELECT count(*) AS checkpoints, min(gen) AS min_gen, max(gen) AS max_gen FROM bench_cp;

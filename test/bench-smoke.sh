@@ -12,7 +12,10 @@
 #   - bench/micro.sql on 1000 rows, and bench/prune.sql on the filled receipts;
 #   - compiles bench/hashloop.c and checks that its chain value equals
 #     sog.buffer_hash over the same records (skipped without cc or OpenSSL's
-#     headers).
+#     headers);
+#   - compiles bench/client.c and runs every variant of it (b c g h r w p)
+#     for about a second, with checks of what it left (the sink against the
+#     receipts; the whole protocol's tokens, read boundaries and commits).
 # Asserts only that everything runs without error (and the one chain value);
 # no timing assertions.  Prints `bench-smoke: N passed, M failed`.
 #
@@ -114,22 +117,52 @@ else
 fi
 
 # --- the real client ------------------------------------------------------------
-# bench/client.c against (b), (c), (g) and (h), one and two clients; for (g)
-# and (h) the sink must then hold exactly the events the checkpoint applied,
-# once each.
+# bench/client.c, every variant, one and two clients; for the guarded ones the
+# sink must then hold exactly the events the checkpoints applied, once each;
+# for the whole protocol (w, p) each checkpoint must hold the provider token
+# of its last page and no open read boundary, and the commits per page must
+# be two for (w) (note_read committed alone) and one for (p).
+commits() { psql_db -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+wait_idle() {
+	local i
+	for i in $(seq 1 50); do
+		[ "$(psql_db -tAc "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+		                     AND backend_type = 'client backend' AND pid <> pg_backend_pid()")" = 0 ] && break
+		sleep 0.1
+	done
+	sleep 0.3			# the exiting backends' statistics
+}
+commits_per_page() {		# commits_per_page VARIANT PARTITION LOW HIGH
+	local c0 c1 line txns
+	c0=$(commits)
+	line=$("$work/client" -d "$conn" -v "$1" -B 100 -c 1 -T 1 -p "$2") || return 1
+	wait_idle
+	c1=$(commits)
+	txns=$(echo "$line" | cut -d' ' -f5)
+	echo "$line: $((c1 - c0)) commits in $txns transactions"
+	awk -v n="$((c1 - c0))" -v t="${txns:-0}" -v lo="$3" -v hi="$4" 'BEGIN { exit !(t > 0 && n / t >= lo && n / t <= hi) }'
+}
 if cc -O2 -Wall -o "$work/client" "$bench/client.c" -I"$(pg_config --includedir)" -lpq -lcrypto 2>"$work/cc-client.log"; then
 	conn="dbname=$db"
 	check "client.c compiles" true
 	# partitions of their own: (b) 10-11, (c) 13-14 (the offsets rows), (g) 50-51,
-	# (h) 52-53
-	for v in b:10 c:13 g:50 h:52; do
+	# (h) 52-53, (r) 54-55, (w) 56-57, (p) 58-59; the commit counts (w) 60, (p) 61
+	for v in b:10 c:13 g:50 h:52 r:54 w:56 p:58; do
 		check "client ${v%:*} B=1" "$work/client" -d "$conn" -v "${v%:*}" -B 1 -c 1 -T 1 -p "${v#*:}"
 		check "client ${v%:*} B=100 2 clients" "$work/client" -d "$conn" -v "${v%:*}" -B 100 -c 2 -T 1 -p "${v#*:}"
 	done
-	check "client (g), (h): the sink holds one row per receipt" test "$(psql_db -tAc "
-		SELECT (SELECT count(*) FROM sink WHERE partition BETWEEN 50 AND 53)
-		     = (SELECT count(*) FROM bench_cp b, sog.receipts(b.id) WHERE b.part BETWEEN 50 AND 53)
-		   AND (SELECT count(*) FROM sink WHERE partition IN (52, 53)) > 0")" = t
+	check "client (w): two commits per page" commits_per_page w 60 1.9 2.5
+	check "client (p): one commit per page" commits_per_page p 61 0.9 1.5
+	check "client (g), (h), (r), (w), (p): the sink holds one row per receipt" test "$(psql_db -tAc "
+		SELECT (SELECT count(*) FROM sink WHERE partition BETWEEN 50 AND 61)
+		     = (SELECT count(*) FROM bench_cp b, sog.receipts(b.id) WHERE b.part BETWEEN 50 AND 61)
+		   AND (SELECT count(DISTINCT partition) FROM sink WHERE partition BETWEEN 50 AND 61) = 12")" = t
+	check "client (w), (p): each checkpoint holds its last page's token and no open read boundary" test "$(psql_db -tAc "
+		SELECT bool_and(c.provider_token = 'T' || c.applied_position::text
+		                AND c.source_cursor = c.applied_position
+		                AND c.read_hash IS NULL AND c.read_count IS NULL
+		                AND c.applied_position::text::bigint = (SELECT max(pos) FROM sink s WHERE s.partition = b.part))
+		  FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part BETWEEN 56 AND 61")" = t
 else
 	failed=$((failed + 1))
 	echo "FAILED  client.c does not compile:"
