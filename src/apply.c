@@ -455,6 +455,44 @@ apply_run_events(SogCheckpoint *cp, int64 first, int n, const uint8 *d)
 }
 
 /*
+ * Does the dense run first .. first + n - 1 close the locked checkpoint's
+ * read boundary (read_base, cursor] exactly as it was noted, with nothing
+ * of the boundary stored yet?  The run then holds every record the worker
+ * noted: its events up to the cursor must fold to the noted hash (or make
+ * up the noted count), as apply_events checks when the boundary closes.
+ * False when the run does not reach the cursor or the check fails (the
+ * caller's general path then raises what apply_batch raises).
+ */
+static bool
+dense_closes_boundary(const SogCheckpoint *cp, int64 first, int n, const uint8 *d)
+{
+	SogBufferHash h;
+	uint64		cursor;
+	int64		i;
+	char		hex[2 * SOG_DIGEST_LEN + 1];
+
+	if (sog_position_cmp_nullable(cp->read_base, cp->applied_position) != 0 ||
+		!sog_pos_to_uint64(SOG_POS_BYTES(cp->source_cursor),
+						   SOG_POS_NBYTES(cp->source_cursor), &cursor) ||
+		cursor < (uint64) first || cursor > (uint64) (first + n - 1))
+		return false;
+	if (cp->read_hash == NULL && cp->read_count_isnull)
+		return true;			/* nothing was said about the records */
+	sog_buffer_hash_init(&h);
+	for (i = first; (uint64) i <= cursor; i++)
+	{
+		uint8		enc[SOG_POS_MAX_ENCODED];
+		size_t		len = sog_pos_from_uint64((uint64) i, enc);
+
+		sog_buffer_hash_step(&h, enc, len, d + (size_t) (i - first) * SOG_DIGEST_LEN);
+	}
+	if (cp->read_hash == NULL)
+		return h.count >= cp->read_count;
+	sog_buffer_hash_hex(&h, hex);
+	return pg_strcasecmp(hex, cp->read_hash) == 0;
+}
+
+/*
  * SQL function: sog.apply_run(checkpoint_id bigint, generation bigint,
  *	   first_position bigint, payload_digests bytea) -> integer
  *
@@ -467,7 +505,8 @@ apply_run_events(SogCheckpoint *cp, int64 first, int n, const uint8 *d)
  * has no such answer: 55000, and apply_batch_int8 is the call for it.
  *
  * The usual case - the whole run above the applied position of a running
- * checkpoint with no read boundary open and no receipts above it - stores
+ * checkpoint with no receipts above it, and either no read boundary open or
+ * one the run closes exactly as noted (the whole protocol's page) - stores
  * the run's rows directly, without a position per event.
  */
 PG_FUNCTION_INFO_V1(sog_apply_run);
@@ -510,9 +549,10 @@ sog_apply_run(PG_FUNCTION_ARGS)
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply_run");
 	sog_store_begin();
-	if (cp.state == SOG_STATE_RUNNING && !has_open_boundary(&cp) &&
+	if (cp.state == SOG_STATE_RUNNING &&
 		sog_position_cmp_nullable(first_pos, cp.applied_position) > 0 &&
-		sog_position_cmp_nullable(cp.receipts_through, cp.applied_position) <= 0)
+		sog_position_cmp_nullable(cp.receipts_through, cp.applied_position) <= 0 &&
+		(!has_open_boundary(&cp) || dense_closes_boundary(&cp, first, n, d)))
 	{
 		sog_receipt_store_dense(cp.id, first, n, d);
 		advance_applied(&cp, sog_position_from_int64(first + n - 1, 0));

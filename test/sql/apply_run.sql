@@ -92,8 +92,20 @@ SELECT generation AS bg FROM sog.claim(:bcp, 'worker-1') \gset
 SELECT sog.apply_run(:bcp, :bg, 1, pg_temp.digests(1, 10));
 SELECT sog.note_read(:bcp, :bg, '20', pg_temp.h(pg_temp.range(11, 20)), 10);
 SELECT state, message FROM pg_temp.err(format($$SELECT sog.apply_run(%s, %s, 15, pg_temp.digests(15, 25))$$, :bcp, :bg));
+-- a run that carries another digest for a noted record does not close it
+SELECT state, message FROM pg_temp.err(format($$SELECT sog.apply_run(%s, %s, 11, pg_temp.digests(11, 14) || '\x%s'::bytea || pg_temp.digests(16, 25))$$,
+                                              :bcp, :bg, repeat('00', 32)));
 SELECT sog.apply_run(:bcp, :bg, 11, pg_temp.digests(11, 25)) AS closes_boundary;
 SELECT applied_position, source_cursor FROM sog.checkpoint WHERE id = :bcp;
+-- the receipts of a run that closed a boundary are the dense rows
+SELECT string_agg(format('%s-%s:%s:%s', first_position, last_position, n, positions IS NULL), ' ' ORDER BY last_position) AS rows
+  FROM sog.receipt WHERE checkpoint_id = :bcp;
+-- a boundary noted with a count only: the run's events up to the cursor
+-- must make it up
+SELECT sog.note_read(:bcp, :bg, '35', NULL, 10);
+SELECT state, message FROM pg_temp.err(format($$SELECT sog.apply_run(%s, %s, 30, pg_temp.digests(30, 40))$$, :bcp, :bg));
+SELECT sog.apply_run(:bcp, :bg, 26, pg_temp.digests(26, 40)) AS closes_counted;
+SELECT applied_position, source_cursor, read_hash, read_count FROM sog.checkpoint WHERE id = :bcp;
 
 --
 -- 5. Receipts above the applied position (a recovery attempt recorded
