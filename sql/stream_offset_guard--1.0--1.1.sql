@@ -475,6 +475,15 @@ COMMENT ON FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) IS
 	'a dense run of events first_position, first_position + 1, ... with their 32-byte digests back to back: how many leading events were applied before (the rest are new)';
 REVOKE ALL ON FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) FROM PUBLIC;
 
+-- The gap reasons, listed once (in C): sog.gap's CHECK takes them from here.
+CREATE FUNCTION sog.gap_reasons() RETURNS text[]
+	AS 'MODULE_PATHNAME', 'sog_gap_reasons'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION sog.gap_reasons() IS
+	'every reason a gap row may have (sog.gap''s CHECK constraint; sog.report_gap accepts all but unverified)';
+ALTER TABLE sog.gap DROP CONSTRAINT gap_reason_check,
+	ADD CONSTRAINT gap_reason_check CHECK (reason OPERATOR(pg_catalog.=) ANY (sog.gap_reasons()));
+
 ------------------------------------------------------------------------------
 -- A grant belongs to the role it was given to.  1.0 keyed sog.role_grant by
 -- a regrole, the OID alone: a dropped role's row passed its grant to

@@ -25,6 +25,8 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
@@ -34,12 +36,36 @@
 #include "position.h"
 #include "store.h"
 
-/* The gap reasons (README: gap reasons), which report_gap accepts. */
-static const char *const gap_reasons[] = {
-	"no_buffer_hash", "hash_mismatch", "divergence", "identity_changed",
-	"retention", "scope_changed", "coverage_unproven", "no_finality",
-	"receipts_pruned", "mismatch", "unverifiable", "coverage_gap"
+/*
+ * The gap reasons (README: gap reasons), listed once: sog.gap's CHECK
+ * constraint takes them from sog.gap_reasons(), report_gap accepts the
+ * ones a consumer may report (not "unverified", which only the guard
+ * records for a range no gap covered).
+ */
+static const struct
+{
+	const char *name;
+	bool		reportable;
+}			gap_reasons[] = {
+	{"no_buffer_hash", true}, {"hash_mismatch", true}, {"divergence", true},
+	{"identity_changed", true}, {"retention", true}, {"scope_changed", true},
+	{"coverage_unproven", true}, {"no_finality", true}, {"receipts_pruned", true},
+	{"mismatch", true}, {"unverifiable", true}, {"coverage_gap", true},
+	{"unverified", false}
 };
+
+/* SQL function: sog.gap_reasons() -> text[] (every reason a gap row may have) */
+PG_FUNCTION_INFO_V1(sog_gap_reasons);
+Datum
+sog_gap_reasons(PG_FUNCTION_ARGS)
+{
+	Datum		names[lengthof(gap_reasons)];
+	int			i;
+
+	for (i = 0; i < (int) lengthof(gap_reasons); i++)
+		names[i] = CStringGetTextDatum(gap_reasons[i].name);
+	PG_RETURN_ARRAYTYPE_P(construct_array(names, lengthof(gap_reasons), TEXTOID, -1, false, TYPALIGN_INT));
+}
 
 /*
  * SQL function: sog.verify_gap(checkpoint_id bigint, generation bigint,
@@ -86,15 +112,22 @@ sog_verify_gap(PG_FUNCTION_ARGS)
 static void
 check_gap_reason(const char *reason)
 {
+	StringInfoData list;
 	int			i;
 
-	for (i = 0; reason && i < (int) lengthof(gap_reasons); i++)
-		if (strcmp(reason, gap_reasons[i]) == 0)
+	initStringInfo(&list);
+	for (i = 0; i < (int) lengthof(gap_reasons); i++)
+	{
+		if (!gap_reasons[i].reportable)
+			continue;
+		if (reason && strcmp(reason, gap_reasons[i].name) == 0)
 			return;
+		appendStringInfo(&list, "%s%s", list.len ? ", " : "", gap_reasons[i].name);
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("invalid gap reason %s", sog_quoted(reason, "NULL")),
-			 errdetail("A gap's reason is one of no_buffer_hash, hash_mismatch, divergence, identity_changed, retention, scope_changed, coverage_unproven, no_finality, receipts_pruned, mismatch, unverifiable, coverage_gap."),
+			 errdetail("A gap's reason is one of %s.", list.data),
 			 errhint("Use \"retention\" for records the broker discarded before they were applied.")));
 }
 

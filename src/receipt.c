@@ -427,42 +427,6 @@ decode_run(int row, SogReceiptRun *run)
 	}
 }
 
-/*
- * How many receipts lie in (from, to] (from NULL: from the start), on the
- * newest snapshot: the runs that overlap the range, decoded.
- */
-int64
-sog_receipt_count(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
-{
-	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
-	int64		count = 0;
-	uint64		r;
-
-	values[0] = Int64GetDatum(checkpoint_id);
-	POS_ARG(from, 1);
-	POS_ARG(to, 2);
-	sog_exec("SELECT first_position, n, positions, digests FROM sog.receipt "
-			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			 "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>) $2) "
-			 "AND first_position OPERATOR(pg_catalog.<=) $3",
-			 3, types, values, nulls, true);
-	for (r = 0; r < SPI_processed; r++)
-	{
-		SogReceiptRun run;
-		int			i;
-
-		CHECK_FOR_INTERRUPTS();
-		decode_run((int) r, &run);
-		for (i = 0; i < run.n; i++)
-			if (sog_position_cmp_nullable(run.positions[i], from) > 0 &&
-				sog_position_cmp(run.positions[i], to) <= 0)
-				count++;
-	}
-	return count;
-}
-
 int64
 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
 {

@@ -210,9 +210,6 @@ extern void sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n,
 extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
 							   uint8 *digest, SogReceiptRun *probe);
 
-/* Number of receipts in (from, to] (from NULL: from the start). */
-extern int64 sog_receipt_count(int64 checkpoint_id, const SogPosition *from,
-							   const SogPosition *to);
 
 /* Drop receipts at or below through; returns how many receipts. */
 extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
