@@ -468,23 +468,23 @@ dense_closes_boundary(const SogCheckpoint *cp, int64 first, int n, const uint8 *
 {
 	SogBufferHash h;
 	uint64		cursor;
-	int64		i;
+	uint64		v;
 	char		hex[2 * SOG_DIGEST_LEN + 1];
 
 	if (sog_position_cmp_nullable(cp->read_base, cp->applied_position) != 0 ||
 		!sog_pos_to_uint64(SOG_POS_BYTES(cp->source_cursor),
 						   SOG_POS_NBYTES(cp->source_cursor), &cursor) ||
-		cursor < (uint64) first || cursor > (uint64) (first + n - 1))
+		cursor < (uint64) first || cursor > (uint64) (first + (n - 1)))
 		return false;
 	if (cp->read_hash == NULL && cp->read_count_isnull)
 		return true;			/* nothing was said about the records */
 	sog_buffer_hash_init(&h);
-	for (i = first; (uint64) i <= cursor; i++)
+	for (v = (uint64) first; v <= cursor; v++)	/* cursor <= 2^63 - 1: no wrap */
 	{
 		uint8		enc[SOG_POS_MAX_ENCODED];
-		size_t		len = sog_pos_from_uint64((uint64) i, enc);
+		size_t		len = sog_pos_from_uint64(v, enc);
 
-		sog_buffer_hash_step(&h, enc, len, d + (size_t) (i - first) * SOG_DIGEST_LEN);
+		sog_buffer_hash_step(&h, enc, len, d + (size_t) (v - (uint64) first) * SOG_DIGEST_LEN);
 	}
 	if (cp->read_hash == NULL)
 		return h.count >= cp->read_count;
@@ -555,7 +555,7 @@ sog_apply_run(PG_FUNCTION_ARGS)
 		(!has_open_boundary(&cp) || dense_closes_boundary(&cp, first, n, d)))
 	{
 		sog_receipt_store_dense(cp.id, first, n, d);
-		advance_applied(&cp, sog_position_from_int64(first + n - 1, 0));
+		advance_applied(&cp, sog_position_from_int64(first + (n - 1), 0));
 	}
 	else
 		skipped = apply_run_events(&cp, first, n, d);

@@ -319,7 +319,7 @@ sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n, const uint8 *di
 
 		store_row(&w, att, checkpoint_id,
 				  sog_position_from_int64(first + lo, 0),
-				  sog_position_from_int64(first + hi - 1, 0),
+				  sog_position_from_int64(first + (hi - 1), 0),
 				  hi - lo, NULL, digests + (size_t) lo * SOG_DIGEST_LEN, NULL);
 	}
 	sog_writer_end(&w);
