@@ -242,7 +242,7 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 # below is the order they run in.  SOG_SUITES (space-separated names) runs
 # only those: make test-versions runs the ones that need a server and no
 # broker against each PostgreSQL major (test/versions/run.sh says which).
-all_suites="released-scripts docs regress isolation tap alerts model bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
+all_suites="released-scripts docs getting-started regress isolation tap alerts model bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
 
 # A released version's install script is never edited again (CHANGELOG):
 # test/released.sha256 holds the checksum of each as released.
@@ -269,6 +269,32 @@ suite_docs() {
 		suite_result docs passed
 	else
 		suite_result docs failed
+	fi
+}
+
+# The README's getting-started session: examples/getting-started.sql run in
+# a fresh database with psql as a reader pastes it must print exactly
+# examples/getting-started.out, and the README must quote that output
+# verbatim (the block after its "<!-- getting-started -->" line).
+suite_getting_started() {
+	local out=$tmp/getting-started.out
+	if [ "$server_up" != 1 ]; then
+		suite_result getting-started failed "not run: $no_server"
+		return
+	fi
+	as_pg psql -X -q -v ON_ERROR_STOP=0 -c 'CREATE DATABASE sog_start' &&
+		as_pg psql -X -a -q -d sog_start <"$tree/examples/getting-started.sql" >"$out" 2>&1
+	# the fencing detail says when the new generation took over: not compared
+	local mask='s/took the checkpoint over at [0-9][-0-9 :.+]*\./took the checkpoint over at (time)./'
+	if ! diff -u <(sed "$mask" "$tree/examples/getting-started.out") <(sed "$mask" "$out"); then
+		echo "run-tests: examples/getting-started.sql no longer prints examples/getting-started.out (the diff above)"
+		suite_result getting-started failed
+	elif ! awk '/^<!-- getting-started -->$/{f=1; next} f && /^```/{if (++n == 2) exit; next} f && n == 1' "$tree/README.md" |
+		cmp -s - "$tree/examples/getting-started.out"; then
+		echo "run-tests: README.md's getting-started block is not examples/getting-started.out verbatim"
+		suite_result getting-started failed
+	else
+		suite_result getting-started passed
 	fi
 }
 
