@@ -15,10 +15,15 @@
  * name and its OID (1.1), and counts only while that OID still has that
  * name.  A role dropped after its grant leaves its row, but no role created
  * later inherits it, whatever OID it gets: a different name never matches,
- * and the same name with another OID neither (until the owner binds it with
- * sog.refresh_grants(); a restore binds the rows it loads by name, as
- * PostgreSQL restores privileges by name).  A database still at 1.0 keys
- * the row by OID alone (its role column is a regrole).
+ * and the same name with another OID neither.  Only a row restored from
+ * another cluster (its bound_in, the system identifier of the cluster whose
+ * role its OID is, is not this one's) is bound by name, as PostgreSQL
+ * restores privileges by name: by the restore itself (the role_grant_bind
+ * trigger) or by sog.refresh_grants(), which keeps the rows of roles
+ * dropped or renamed in this cluster as dropped (role NULL).  What is left:
+ * a role of the same name that gets the very same OID (after the OID
+ * counter wraps) before refresh_grants has run since the drop.  A database
+ * still at 1.0 keys the row by OID alone (its role column is a regrole).
  *
  * What a refusal says: a role whose grants do not cover every checkpoint
  * (a scoped consumer, a role without a grant) gets the same 42501 for a
