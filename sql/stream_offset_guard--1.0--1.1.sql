@@ -24,6 +24,18 @@ $$;
 COMMENT ON FUNCTION sog.refuse_during_recovery(text) IS
 	'raises 25006 on a standby (what the extension''s SQL functions that write call first)';
 
+-- What the operators' functions written in SQL (set_retention,
+-- retention_horizon, prune_due) check first, before they read or lock
+-- anything: that the session's role has an operator grant in force, as
+-- every stateful C function checks (src/access.c); EXECUTE alone, granted
+-- by hand or kept by a role whose grant went out of force, is refused.
+CREATE FUNCTION sog.check_operator_access(what text) RETURNS void
+	AS 'MODULE_PATHNAME', 'sog_check_operator_access'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION sog.check_operator_access(text) IS
+	'raises 42501 naming what unless the session''s current role has an operator grant in force (used by the operators'' SQL functions)';
+REVOKE ALL ON FUNCTION sog.check_operator_access(text) FROM PUBLIC;
+
 ------------------------------------------------------------------------------
 -- Receipt retention: a policy per checkpoint, per consumer or for all, and
 -- one procedure that prunes everything due (safe to run from pg_cron).
@@ -82,6 +94,7 @@ CREATE FUNCTION sog.set_retention(consumer text DEFAULT NULL, checkpoint_id bigi
 AS $$
 BEGIN
 	PERFORM sog.refuse_during_recovery('set a retention policy');
+	PERFORM sog.check_operator_access('retention policies');
 	IF set_retention.consumer IS NOT NULL AND set_retention.checkpoint_id IS NOT NULL THEN
 		RAISE EXCEPTION 'a retention policy is for a consumer or for a checkpoint, not both'
 			USING ERRCODE = '22023',
@@ -153,6 +166,7 @@ DECLARE
 	older sog.position;
 	anchor sog.position;
 BEGIN
+	PERFORM sog.check_operator_access('checkpoint ' || coalesce(retention_horizon.checkpoint_id::text, 'NULL'));
 	SELECT * INTO c FROM sog.checkpoint x WHERE x.id OPERATOR(pg_catalog.=) retention_horizon.checkpoint_id;
 	IF NOT FOUND OR c.applied_position IS NULL THEN
 		RETURN NULL;
@@ -252,6 +266,9 @@ BEGIN
 				  DETAIL = pg_catalog.format('max_receipts is %s.', prune_due.max_receipts),
 				  HINT = 'Pass how many receipts one call may drop, or NULL for all that are due.';
 	END IF;
+	-- refused before the row is locked: a role without an operator grant
+	-- must not hold a checkpoint's workers up
+	PERFORM sog.check_operator_access('checkpoint ' || coalesce(prune_due.checkpoint_id::text, 'NULL'));
 	SELECT * INTO c FROM sog.checkpoint x WHERE x.id OPERATOR(pg_catalog.=) prune_due.checkpoint_id
 	   FOR NO KEY UPDATE;
 	IF NOT FOUND THEN

@@ -279,6 +279,14 @@ refuse(Oid user, const SogGrants *g, const char *what, const char *requested, in
 	const char *names = g->consumers ? name_list(g->consumers) : NULL;
 	const char *plural = list_length(g->consumers) > 1 ? "s" : "";
 
+	if (!g->any && kinds == SOG_ACCESS_OPERATOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" has no grant from sog.grant_operator(); this function is for operators.",
+						   rolename),
+				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
+						 rolename)));
 	if (!g->any)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -441,4 +449,26 @@ const char *
 sog_acting_role(void)
 {
 	return GetUserNameFromId(GetOuterUserId(), false);
+}
+
+/*
+ * SQL function: sog.check_operator_access(what text) -> void
+ *
+ * What the operators' functions written in SQL (sog.set_retention,
+ * sog.retention_horizon, sog.prune_due) call first, before they read or
+ * lock anything: 42501 naming what unless the session's current role has
+ * an operator grant in force (or is a superuser or has the privileges of
+ * the extension's owner), as every stateful C function checks.  They run
+ * as the extension's owner and call this; it is granted to no one else.
+ */
+PG_FUNCTION_INFO_V1(sog_check_operator_access);
+Datum
+sog_check_operator_access(PG_FUNCTION_ARGS)
+{
+	const char *what = PG_ARGISNULL(0) ? "this function" : text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	sog_tables_refresh();		/* sog.role_grant must be this node's */
+	/* an operator grant covers every checkpoint: the check of an unknown id */
+	sog_check_access_missing(what, SOG_ACCESS_OPERATOR);
+	PG_RETURN_VOID();
 }

@@ -172,6 +172,26 @@ SET ROLE regress_access_manual;
 SELECT * FROM pg_temp.err($$SELECT sog.claim($1, 'manual')$$, :c) \gx
 RESET ROLE;
 
+-- The operators' functions written in SQL check the grant too, before they
+-- read or lock anything (review of issue 20: set_retention,
+-- retention_horizon and prune_due ran for any role with EXECUTE - granted
+-- by hand, or kept by an operator whose row was deleted or who was renamed
+-- - and prune_due locked the checkpoint's row before sog.prune_receipts
+-- refused; a retention policy was changed for every checkpoint).
+GRANT EXECUTE ON FUNCTION sog.set_retention(text, bigint, numeric, interval),
+	sog.retention_horizon(bigint), sog.prune_due(bigint, bigint) TO regress_access_manual;
+SET ROLE regress_access_manual;
+SELECT * FROM pg_temp.err($$SELECT sog.set_retention(keep_positions => 0)$$) \gx
+SELECT state, message FROM pg_temp.err($$SELECT sog.retention_horizon($1)$$, :c);
+SELECT state, message FROM pg_temp.err($$SELECT sog.retention_horizon(999999999)$$);
+SELECT state, message FROM pg_temp.err($$SELECT sog.prune_due($1)$$, :c);
+SELECT state, message FROM pg_temp.err($$SELECT sog.prune_due(999999999)$$);
+RESET ROLE;
+SELECT count(*) AS policies FROM sog.retention;
+SET ROLE regress_access_op;
+SELECT sog.retention_horizon(:c) AS op_horizon, sog.prune_due(:c) AS op_pruned;
+RESET ROLE;
+
 -- A SECURITY DEFINER wrapper does not lend its owner's grant: the caller's
 -- own role is checked.
 CREATE ROLE regress_access_app;
