@@ -830,7 +830,7 @@ BEGIN
 				  DETAIL = format('Role %s has a consumer grant without a name, which covers %L and every other consumer; nothing was changed.',
 								  revoke_consumer.role, left(revoke_consumer.consumer, 200)),
 				  HINT = format('Run sog.revoke_consumer(%L) to take back the grant for every consumer, then sog.grant_consumer(%L, name) for each consumer the role keeps.',
-								role_name, role_name);
+								revoke_consumer.role::text, revoke_consumer.role::text);
 	END IF;
 	DELETE FROM sog.role_grant g
 	 WHERE g.role OPERATOR(pg_catalog.=) role_name

@@ -276,6 +276,9 @@ static void
 refuse(Oid user, const SogGrants *g, const char *what, const char *requested, int kinds)
 {
 	const char *rolename = sog_cut(GetUserNameFromId(user, false));
+	/* the role as the grant functions take it: a quoted identifier, a literal */
+	const char *role = quote_literal_cstr(quote_identifier(GetUserNameFromId(user, false)));
+	const char *consumer = requested ? quote_literal_cstr(sog_cut(requested)) : NULL;
 	const char *names = g->consumers ? name_list(g->consumers) : NULL;
 	const char *plural = list_length(g->consumers) > 1 ? "s" : "";
 
@@ -285,8 +288,8 @@ refuse(Oid user, const SogGrants *g, const char *what, const char *requested, in
 				 errmsg("permission denied for %s", what),
 				 errdetail("Role \"%s\" has no grant from sog.grant_operator(); this function is for operators.",
 						   rolename),
-				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
-						 rolename)));
+				 errhint("The extension's owner grants it with sog.grant_operator(%s).",
+						 role)));
 	if (!g->any)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -294,35 +297,35 @@ refuse(Oid user, const SogGrants *g, const char *what, const char *requested, in
 				 errdetail("Role \"%s\" has no grant from sog.grant_consumer() or sog.grant_operator().",
 						   rolename),
 				 requested ?
-				 errhint("The extension's owner grants access with sog.grant_consumer('%s', '%s') or sog.grant_operator('%s').",
-						 rolename, sog_cut(requested), rolename) :
-				 errhint("The extension's owner grants access with sog.grant_consumer('%s', consumer) or sog.grant_operator('%s').",
-						 rolename, rolename)));
+				 errhint("The extension's owner grants access with sog.grant_consumer(%s, %s) or sog.grant_operator(%s).",
+						 role, consumer, role) :
+				 errhint("The extension's owner grants access with sog.grant_consumer(%s, consumer) or sog.grant_operator(%s).",
+						 role, role)));
 	if (kinds == SOG_ACCESS_OPERATOR)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for %s", what),
 				 errdetail("Role \"%s\" is not an operator; this function is for operators.",
 						   rolename),
-				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
-						 rolename)));
+				 errhint("The extension's owner grants it with sog.grant_operator(%s).",
+						 role)));
 	if (names == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for %s", what),
 				 errdetail("Role \"%s\" has no consumer grant.", rolename),
-				 errhint("The extension's owner grants one with sog.grant_consumer('%s', consumer).",
-						 rolename)));
+				 errhint("The extension's owner grants one with sog.grant_consumer(%s, consumer).",
+						 role)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied for %s", what),
 			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s.",
 					   rolename, plural, names),
 			 requested ?
-			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer('%s', '%s').",
-					 sog_cut(requested), rolename, sog_cut(requested)) :
-			 errhint("Use the id of a checkpoint of consumer%s %s (sog.status lists them), or have the extension's owner grant more with sog.grant_consumer('%s', consumer).",
-					 plural, names, rolename)));
+			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer(%s, %s).",
+					 sog_cut(requested), role, consumer) :
+			 errhint("Use the id of a checkpoint of consumer%s %s (sog.status lists them), or have the extension's owner grant more with sog.grant_consumer(%s, consumer).",
+					 plural, names, role)));
 }
 
 void

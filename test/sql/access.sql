@@ -192,6 +192,30 @@ SET ROLE regress_access_op;
 SELECT sog.retention_horizon(:c) AS op_horizon, sog.prune_due(:c) AS op_pruned;
 RESET ROLE;
 
+-- Role names in hints are written as the grant functions take them, a
+-- quoted identifier in a literal (review of issue 20: the hint wrote the
+-- bare name, so sog.revoke_consumer('Regress_Access_Mixed') as the hint
+-- said took the grant of role regress_access_mixed, another role, and a
+-- name with a quote made the hint's call a syntax error).
+CREATE ROLE "Regress_Access_Mixed";
+CREATE ROLE regress_access_mixed;
+CREATE ROLE "regress_access_it's";
+SELECT sog.grant_consumer('"Regress_Access_Mixed"');
+SELECT sog.grant_consumer('"regress_access_it''s"', 'access-a');
+SELECT * FROM pg_temp.err($$SELECT sog.revoke_consumer('"Regress_Access_Mixed"', 'access-a')$$) \gx
+SET ROLE "regress_access_it's";
+SELECT state, hint FROM pg_temp.err($$SELECT sog.owner_check($1, $2)$$, :c, :gc);
+SELECT state, hint FROM pg_temp.err($$SELECT sog.register('access-q', 'orders', '0')$$);
+RESET ROLE;
+SELECT sog.revoke_consumer('"Regress_Access_Mixed"');
+GRANT EXECUTE ON FUNCTION sog.claim(bigint, text, text) TO "Regress_Access_Mixed";
+SET ROLE "Regress_Access_Mixed";
+SELECT state, hint FROM pg_temp.err($$SELECT sog.claim($1, 'mixed')$$, :c);
+RESET ROLE;
+DROP OWNED BY "Regress_Access_Mixed", "regress_access_it's";
+DELETE FROM sog.role_grant WHERE role IN ('Regress_Access_Mixed', 'regress_access_it''s');
+DROP ROLE "Regress_Access_Mixed", regress_access_mixed, "regress_access_it's";
+
 -- A SECURITY DEFINER wrapper does not lend its owner's grant: the caller's
 -- own role is checked.
 CREATE ROLE regress_access_app;
