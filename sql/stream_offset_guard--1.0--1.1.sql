@@ -782,6 +782,13 @@ BEGIN
 				  DETAIL = format('The consumer name given for role %s is blank.', grant_consumer.role),
 				  HINT = 'Pass the consumer name the role may act on, or NULL for every consumer.';
 	END IF;
+	IF octet_length(grant_consumer.consumer) > 800 THEN
+		RAISE EXCEPTION 'consumer names are limited to 800 bytes'
+			USING ERRCODE = '22023',
+				  DETAIL = format('The consumer name given for role %s has %s bytes; sog.register() accepts no longer name, so the grant could never apply.',
+								  grant_consumer.role, octet_length(grant_consumer.consumer)),
+				  HINT = 'Pass the name the consumer registers its checkpoints under.';
+	END IF;
 	PERFORM sog.refuse_during_recovery('grant to a consumer');
 	role_name := (SELECT a.rolname FROM pg_catalog.pg_roles a WHERE a.oid OPERATOR(pg_catalog.=) grant_consumer.role);
 	PERFORM sog.role_privileges(grant_consumer.role, 'consumer', true);
