@@ -24,6 +24,18 @@ $$;
 COMMENT ON FUNCTION sog.refuse_during_recovery(text) IS
 	'raises 25006 on a standby (what the extension''s SQL functions that write call first)';
 
+-- What the operators' functions written in SQL (set_retention,
+-- retention_horizon, prune_due) check first, before they read or lock
+-- anything: that the session's role has an operator grant in force, as
+-- every stateful C function checks (src/access.c); EXECUTE alone, granted
+-- by hand or kept by a role whose grant went out of force, is refused.
+CREATE FUNCTION sog.check_operator_access(what text) RETURNS void
+	AS 'MODULE_PATHNAME', 'sog_check_operator_access'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION sog.check_operator_access(text) IS
+	'raises 42501 naming what unless the session''s current role has an operator grant in force (used by the operators'' SQL functions)';
+REVOKE ALL ON FUNCTION sog.check_operator_access(text) FROM PUBLIC;
+
 ------------------------------------------------------------------------------
 -- Receipt retention: a policy per checkpoint, per consumer or for all, and
 -- one procedure that prunes everything due (safe to run from pg_cron).
@@ -82,6 +94,7 @@ CREATE FUNCTION sog.set_retention(consumer text DEFAULT NULL, checkpoint_id bigi
 AS $$
 BEGIN
 	PERFORM sog.refuse_during_recovery('set a retention policy');
+	PERFORM sog.check_operator_access('retention policies');
 	IF set_retention.consumer IS NOT NULL AND set_retention.checkpoint_id IS NOT NULL THEN
 		RAISE EXCEPTION 'a retention policy is for a consumer or for a checkpoint, not both'
 			USING ERRCODE = '22023',
@@ -153,6 +166,7 @@ DECLARE
 	older sog.position;
 	anchor sog.position;
 BEGIN
+	PERFORM sog.check_operator_access('checkpoint ' || coalesce(retention_horizon.checkpoint_id::text, 'NULL'));
 	SELECT * INTO c FROM sog.checkpoint x WHERE x.id OPERATOR(pg_catalog.=) retention_horizon.checkpoint_id;
 	IF NOT FOUND OR c.applied_position IS NULL THEN
 		RETURN NULL;
@@ -252,6 +266,9 @@ BEGIN
 				  DETAIL = pg_catalog.format('max_receipts is %s.', prune_due.max_receipts),
 				  HINT = 'Pass how many receipts one call may drop, or NULL for all that are due.';
 	END IF;
+	-- refused before the row is locked: a role without an operator grant
+	-- must not hold a checkpoint's workers up
+	PERFORM sog.check_operator_access('checkpoint ' || coalesce(prune_due.checkpoint_id::text, 'NULL'));
 	SELECT * INTO c FROM sog.checkpoint x WHERE x.id OPERATOR(pg_catalog.=) prune_due.checkpoint_id
 	   FOR NO KEY UPDATE;
 	IF NOT FOUND THEN
@@ -491,17 +508,34 @@ ALTER TABLE sog.gap DROP CONSTRAINT gap_reason_check,
 -- cluster a dump is restored into, where the dump holds a bare number), and
 -- a restore into a cluster that lacked one granted role loaded no row at
 -- all (COPY's regrole input fails on the first missing name).  Now a row
--- names its role (role, a name) and the OID it was given to (role_oid), and
+-- names its role (role, a name), the OID it was given to (role_oid) and the
+-- cluster whose role that OID is (bound_in, its system identifier), and
 -- counts only while that OID still has that name (src/access.c).  A role
--- created later, whatever its OID, has no grant until one is made for it:
--- by a grant function, by sog.refresh_grants() (which binds rows to the
--- role of their name, and says so), or by a restore, which binds the rows
--- it loads by name as PostgreSQL restores privileges by name.  Rows of a
--- role that does not exist are kept, reported and never in force.
+-- created later, whatever its OID, has no grant until one is made for it
+-- by a grant function.  Only the rows of another cluster (a restore) are
+-- bound by name, as PostgreSQL restores privileges by name: by the
+-- restore itself, or by sog.refresh_grants() for those it could not bind
+-- (their role did not exist yet, or triggers were off).  A row bound in
+-- this cluster whose role was dropped or renamed is never bound to another
+-- role: sog.refresh_grants() keeps it as dropped (role NULL, as 1.1 keeps
+-- the rows of roles dropped before it).  Rows of a role that does not
+-- exist are kept, reported and never in force.
 ------------------------------------------------------------------------------
 
+-- The system identifier of this cluster (pg_control_system()): role OIDs
+-- name the same roles in every database of a cluster, and nothing in
+-- another.  A dump carries it; pg_upgrade gives the new cluster a new one
+-- (and keeps the role OIDs).
+CREATE FUNCTION sog.this_cluster() RETURNS bigint
+	LANGUAGE sql STABLE PARALLEL SAFE
+	SET search_path = pg_catalog, pg_temp
+AS $$ SELECT s.system_identifier FROM pg_catalog.pg_control_system() s $$;
+COMMENT ON FUNCTION sog.this_cluster() IS
+	'the system identifier of this cluster: what sog.role_grant.bound_in holds for a grant bound to a role of this cluster';
+
 ALTER TABLE sog.role_grant ADD COLUMN role_oid oid;
-UPDATE sog.role_grant SET role_oid = role::oid;
+ALTER TABLE sog.role_grant ADD COLUMN bound_in bigint;
+UPDATE sog.role_grant SET role_oid = role::oid, bound_in = sog.this_cluster();
 ALTER TABLE sog.role_grant ALTER COLUMN role DROP NOT NULL;
 -- a role dropped before the update: its name is unknown (regrole prints
 -- its OID), and its row is kept for the record, never in force
@@ -510,8 +544,9 @@ ALTER TABLE sog.role_grant ALTER COLUMN role TYPE name
 			   ELSE pg_catalog.pg_get_userbyid(role::oid) END;
 COMMENT ON TABLE sog.role_grant IS
 	'grants of sog.grant_consumer and sog.grant_operator: which roles may act on which consumers'' checkpoints (in force while role_oid has the name role; see sog.grant_status)';
-COMMENT ON COLUMN sog.role_grant.role IS 'the name of the role granted (NULL: a role dropped before 1.1, whose name is unknown)';
-COMMENT ON COLUMN sog.role_grant.role_oid IS 'the OID of the role granted in this cluster (NULL: no role of that name exists here)';
+COMMENT ON COLUMN sog.role_grant.role IS 'the name of the role granted (NULL: that role was dropped, before 1.1 or since, as sog.refresh_grants() found; never in force)';
+COMMENT ON COLUMN sog.role_grant.role_oid IS 'the OID of the role granted, in the cluster bound_in (NULL: none, no role of its name existed there)';
+COMMENT ON COLUMN sog.role_grant.bound_in IS 'the system identifier of the cluster whose role role_oid is (sog.this_cluster(); 0: none); a row of another cluster (a restore) is bound here by name';
 
 -- A grant as a message names it: "operator", "consumer 'orders-sink'",
 -- "every consumer".
@@ -541,48 +576,102 @@ END
 $$;
 COMMENT ON FUNCTION sog.warn_grant_missing(name, text, text) IS
 	'raises the warning for a grant of sog.role_grant whose role does not exist (restore, sog.refresh_grants)';
-REVOKE ALL ON FUNCTION sog.grant_label(text, text), sog.warn_grant_missing(name, text, text) FROM PUBLIC;
 
--- A row loaded by a restore (or written by hand) is bound to the role of
--- its name in this cluster: the OID of the dumped cluster means nothing
--- here.  A name no role has is kept unbound (role_oid NULL), with a
--- warning in the restore's output.
+-- The warning for a grant bound in this cluster to a role that was
+-- dropped or renamed since (sog.refresh_grants() then keeps it as
+-- dropped): it never passes to another role.
+CREATE FUNCTION sog.warn_grant_dropped(role name, role_oid oid, kind text, consumer text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	name_now oid := (SELECT a.oid FROM pg_catalog.pg_roles a
+					  WHERE a.rolname OPERATOR(pg_catalog.=) warn_grant_dropped.role);
+	oid_now name := (SELECT a.rolname FROM pg_catalog.pg_roles a
+					  WHERE a.oid OPERATOR(pg_catalog.=) warn_grant_dropped.role_oid);
+	literal text := pg_catalog.quote_literal(pg_catalog.quote_ident(warn_grant_dropped.role));
+BEGIN
+	RAISE WARNING 'role "%", which the grant (%) was given to, was dropped or renamed: the grant is kept as dropped, never in force',
+		warn_grant_dropped.role, sog.grant_label(warn_grant_dropped.kind, warn_grant_dropped.consumer)
+		USING DETAIL = pg_catalog.format('It was given to OID %s in this cluster, %s; %s.',
+			  coalesce(warn_grant_dropped.role_oid::text, 'unknown'),
+			  coalesce('which is role ' || pg_catalog.quote_ident(oid_now) || ' now', 'which no role has now'),
+			  coalesce('role ' || pg_catalog.quote_ident(warn_grant_dropped.role) || ' (OID ' || name_now
+					   || ') is another role and gets nothing of it', 'no role has its name now')),
+			  HINT = pg_catalog.format('To give a role this grant, run %s for it; rows whose role is NULL can be deleted from sog.role_grant when the record is not needed.',
+			  CASE WHEN warn_grant_dropped.kind OPERATOR(pg_catalog.=) 'operator'
+				   THEN pg_catalog.format('sog.grant_operator(%s)', literal)
+				   ELSE pg_catalog.format('sog.grant_consumer(%s%s)', literal,
+										  coalesce(', ' || pg_catalog.quote_literal(warn_grant_dropped.consumer), '')) END);
+END
+$$;
+COMMENT ON FUNCTION sog.warn_grant_dropped(name, oid, text, text) IS
+	'raises the warning for a grant of sog.role_grant bound in this cluster to a role that was dropped or renamed (sog.refresh_grants)';
+REVOKE ALL ON FUNCTION sog.grant_label(text, text), sog.warn_grant_missing(name, text, text),
+	sog.warn_grant_dropped(name, oid, text, text) FROM PUBLIC;
+
+-- A row inserted (a restore's COPY, or by hand) that was bound in another
+-- cluster, or in none, is bound to the role of its name in this one: the
+-- OID of the dumped cluster means nothing here.  A row bound in this
+-- cluster (a dump of one of its databases) keeps its OID: if that role was
+-- dropped since, a role of its name is another role and gets nothing.  A
+-- name no role has is kept unbound (role_oid NULL), with a warning.  A row
+-- with neither an OID nor a cluster comes from a 1.0 dump, whose role
+-- column was a regrole: a name that needs quotes is written quoted, and a
+-- role dropped before the dump as its OID (kept as dropped: role NULL).
 CREATE FUNCTION sog.role_grant_bind() RETURNS trigger
 	LANGUAGE plpgsql
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+	here bigint := sog.this_cluster();
 	now_oid oid;
 BEGIN
-	IF NEW.role IS NULL OR EXISTS (
-		SELECT FROM pg_catalog.pg_roles a
-		 WHERE a.oid OPERATOR(pg_catalog.=) NEW.role_oid AND a.rolname OPERATOR(pg_catalog.=) NEW.role) THEN
+	IF NEW.role IS NULL OR NEW.bound_in OPERATOR(pg_catalog.=) here THEN
 		RETURN NEW;
+	END IF;
+	IF NEW.role_oid IS NULL AND NEW.bound_in IS NULL THEN
+		IF NEW.role::text OPERATOR(pg_catalog.~) '^[0-9]+$' THEN
+			RAISE WARNING 'the grant (%) of a role dropped before the dump is kept but never in force',
+				sog.grant_label(NEW.kind, NEW.consumer)
+				USING DETAIL = pg_catalog.format('The dump (of version 1.0) names the role by its OID in the dumped cluster, %s, which means nothing here.', NEW.role),
+					  HINT = 'Delete the row from sog.role_grant when the record is not needed (sog.grant_status shows it as dropped).';
+			NEW.role := NULL;
+			NEW.bound_in := 0;
+			RETURN NEW;
+		ELSIF NEW.role::text OPERATOR(pg_catalog.~) '^".*"$' THEN
+			NEW.role := pg_catalog.replace(pg_catalog.substr(NEW.role, 2, pg_catalog.length(NEW.role) - 2), '""', '"');
+		END IF;
 	END IF;
 	SELECT a.oid INTO now_oid FROM pg_catalog.pg_roles a WHERE a.rolname OPERATOR(pg_catalog.=) NEW.role;
 	NEW.role_oid := now_oid;
 	IF now_oid IS NULL THEN
+		NEW.bound_in := coalesce(NEW.bound_in, 0);
 		PERFORM sog.warn_grant_missing(NEW.role, NEW.kind, NEW.consumer);
+	ELSE
+		NEW.bound_in := here;
 	END IF;
 	RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION sog.role_grant_bind() IS
-	'trigger: binds a grant row that is inserted (a restore) to the role of its name in this cluster, or keeps it unbound with a warning';
+	'trigger: binds a grant row inserted from another cluster (a restore) to the role of its name in this one, or keeps it unbound with a warning; rows bound in this cluster keep their OID';
 CREATE TRIGGER role_grant_bind BEFORE INSERT ON sog.role_grant
 	FOR EACH ROW EXECUTE FUNCTION sog.role_grant_bind();
 REVOKE ALL ON FUNCTION sog.role_grant_bind() FROM PUBLIC;
 
 -- Every grant row and whether it is in force: in_force (its OID has its
--- name), unbound (a role of its name has another OID: a restore with
--- triggers off, or the role was dropped and created again;
--- sog.refresh_grants() binds it), missing (no role of its name: kept, never
--- in force; refresh_grants binds it once the role exists), dropped (a role
--- dropped before 1.1, name unknown: never in force).
+-- name), dropped (bound in this cluster to a role that was dropped or
+-- renamed since, or kept as dropped with role NULL: never in force again; a
+-- grant function makes a new grant for a role of its name), unbound
+-- (bound in another cluster, a role of its name exists here: a restore
+-- loaded it without triggers; sog.refresh_grants() binds it), missing
+-- (bound in another cluster, no role of its name here: kept, never in
+-- force; refresh_grants binds it once the role exists).
 CREATE VIEW sog.grant_status AS
 SELECT g.role, g.kind, g.consumer, g.granted_by, g.granted_at, g.role_oid,
-	   CASE WHEN g.role IS NULL THEN 'dropped'
-			WHEN b.oid IS NOT NULL THEN 'in_force'
+	   CASE WHEN b.oid IS NOT NULL THEN 'in_force'
+			WHEN g.role IS NULL OR g.bound_in OPERATOR(pg_catalog.=) sog.this_cluster() THEN 'dropped'
 			WHEN n.oid IS NOT NULL THEN 'unbound'
 			ELSE 'missing' END AS status
   FROM sog.role_grant g
@@ -590,7 +679,7 @@ SELECT g.role, g.kind, g.consumer, g.granted_by, g.granted_at, g.role_oid,
 	ON b.oid OPERATOR(pg_catalog.=) g.role_oid AND b.rolname OPERATOR(pg_catalog.=) g.role
   LEFT JOIN pg_catalog.pg_roles n ON n.rolname OPERATOR(pg_catalog.=) g.role;
 COMMENT ON VIEW sog.grant_status IS
-	'every grant row and its status: in_force, unbound (sog.refresh_grants() binds it to the role of its name), missing (no such role), dropped (before 1.1)';
+	'every grant row and its status: in_force, dropped (its role was dropped or renamed; never in force again), unbound (restored from another cluster: sog.refresh_grants() binds it to the role of its name), missing (no such role)';
 REVOKE ALL ON sog.grant_status FROM PUBLIC;
 
 -- What each kind of grant gives, in one place: GRANT (give) or REVOKE.
@@ -647,9 +736,9 @@ $$;
 COMMENT ON FUNCTION sog.role_privileges(regrole, text, boolean) IS
 	'grants (give) or revokes what a consumer or an operator grant gives: the one list of each kind''s functions and views';
 
--- Record a grant of role: its row, bound to the role's OID now (a row of
--- that name bound to another OID is bound to this role: the grant is made
--- for it now).
+-- Record a grant of role: its row, bound to the role's OID in this cluster
+-- now (a row of that name, kind and consumer bound to another OID, or in
+-- another cluster, is bound to this role: the grant is made for it now).
 CREATE FUNCTION sog.role_grant_put(role regrole, kind text, consumer text) RETURNS void
 	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
@@ -657,17 +746,19 @@ AS $$
 DECLARE
 	role_name name := (SELECT a.rolname FROM pg_catalog.pg_roles a
 						WHERE a.oid OPERATOR(pg_catalog.=) role_grant_put.role);
+	here bigint := sog.this_cluster();
 BEGIN
 	UPDATE sog.role_grant g
-	   SET role_oid = role_grant_put.role, granted_by = CURRENT_USER, granted_at = pg_catalog.now()
+	   SET role_oid = role_grant_put.role, bound_in = here,
+		   granted_by = CURRENT_USER, granted_at = pg_catalog.now()
 	 WHERE g.role OPERATOR(pg_catalog.=) role_name AND g.kind OPERATOR(pg_catalog.=) role_grant_put.kind
 	   AND g.consumer IS NOT DISTINCT FROM role_grant_put.consumer
-	   AND g.role_oid IS DISTINCT FROM role_grant_put.role::oid;
+	   AND (g.role_oid IS DISTINCT FROM role_grant_put.role::oid OR g.bound_in IS DISTINCT FROM here);
 	IF NOT EXISTS (SELECT FROM sog.role_grant g
 					WHERE g.role OPERATOR(pg_catalog.=) role_name AND g.kind OPERATOR(pg_catalog.=) role_grant_put.kind
 					  AND g.consumer IS NOT DISTINCT FROM role_grant_put.consumer) THEN
-		INSERT INTO sog.role_grant (role, role_oid, kind, consumer)
-		VALUES (role_name, role_grant_put.role, role_grant_put.kind, role_grant_put.consumer);
+		INSERT INTO sog.role_grant (role, role_oid, bound_in, kind, consumer)
+		VALUES (role_name, role_grant_put.role, here, role_grant_put.kind, role_grant_put.consumer);
 	END IF;
 END
 $$;
@@ -699,6 +790,13 @@ BEGIN
 			USING ERRCODE = '22023',
 				  DETAIL = format('The consumer name given for role %s is blank.', grant_consumer.role),
 				  HINT = 'Pass the consumer name the role may act on, or NULL for every consumer.';
+	END IF;
+	IF octet_length(grant_consumer.consumer) > 800 THEN
+		RAISE EXCEPTION 'consumer names are limited to 800 bytes'
+			USING ERRCODE = '22023',
+				  DETAIL = format('The consumer name given for role %s has %s bytes; sog.register() accepts no longer name, so the grant could never apply.',
+								  grant_consumer.role, octet_length(grant_consumer.consumer)),
+				  HINT = 'Pass the name the consumer registers its checkpoints under.';
 	END IF;
 	PERFORM sog.refuse_during_recovery('grant to a consumer');
 	role_name := (SELECT a.rolname FROM pg_catalog.pg_roles a WHERE a.oid OPERATOR(pg_catalog.=) grant_consumer.role);
@@ -748,7 +846,7 @@ BEGIN
 				  DETAIL = format('Role %s has a consumer grant without a name, which covers %L and every other consumer; nothing was changed.',
 								  revoke_consumer.role, left(revoke_consumer.consumer, 200)),
 				  HINT = format('Run sog.revoke_consumer(%L) to take back the grant for every consumer, then sog.grant_consumer(%L, name) for each consumer the role keeps.',
-								role_name, role_name);
+								revoke_consumer.role::text, revoke_consumer.role::text);
 	END IF;
 	DELETE FROM sog.role_grant g
 	 WHERE g.role OPERATOR(pg_catalog.=) role_name
@@ -851,32 +949,50 @@ CREATE FUNCTION sog.refresh_grants() RETURNS integer
 AS $$
 DECLARE
 	g record;
+	here bigint := sog.this_cluster();
 	n integer := 0;
 BEGIN
 	PERFORM sog.refuse_during_recovery('refresh grants');
-	-- by name: a row's role is the role of its name in this cluster
-	FOR g IN SELECT r.role, r.role_oid, r.kind, r.consumer, a.oid AS now_oid
+	FOR g IN SELECT r.role, r.role_oid, r.bound_in, r.kind, r.consumer, a.oid AS now_oid
 			   FROM sog.role_grant r
 			   LEFT JOIN pg_catalog.pg_roles a ON a.rolname OPERATOR(pg_catalog.=) r.role
 			  WHERE r.role IS NOT NULL
 			  ORDER BY r.kind, r.role, r.consumer LOOP
-		IF g.now_oid IS NULL THEN
-			-- kept and reported, never in force; unbound, so that no role
-			-- that gets its old OID can match it
+		IF g.now_oid IS NOT NULL AND g.role_oid OPERATOR(pg_catalog.=) g.now_oid THEN
+			NULL;				-- in force: given again below (bound here from now on)
+		ELSIF g.bound_in OPERATOR(pg_catalog.=) here THEN
+			-- bound in this cluster to a role dropped or renamed since: kept
+			-- as dropped, so that no role, whatever its name and OID, gets it
+			PERFORM sog.warn_grant_dropped(g.role, g.role_oid, g.kind, g.consumer);
+			UPDATE sog.role_grant x SET role = NULL
+			 WHERE x.role OPERATOR(pg_catalog.=) g.role AND x.kind OPERATOR(pg_catalog.=) g.kind
+			   AND x.consumer IS NOT DISTINCT FROM g.consumer
+			   AND x.bound_in OPERATOR(pg_catalog.=) here;
+			CONTINUE;
+		ELSIF g.now_oid IS NULL THEN
+			-- another cluster's, and no role of its name here: kept and
+			-- reported, never in force; unbound, so that no role that gets
+			-- its old OID can match it
 			UPDATE sog.role_grant x SET role_oid = NULL
 			 WHERE x.role OPERATOR(pg_catalog.=) g.role AND x.kind OPERATOR(pg_catalog.=) g.kind
 			   AND x.consumer IS NOT DISTINCT FROM g.consumer AND x.role_oid IS NOT NULL;
 			PERFORM sog.warn_grant_missing(g.role, g.kind, g.consumer);
 			CONTINUE;
-		END IF;
-		IF g.role_oid IS DISTINCT FROM g.now_oid THEN
-			RAISE WARNING 'the grant (%) of role "%" now belongs to the role of that name',
+		ELSE
+			-- another cluster's (a restore without triggers, or one that ran
+			-- before the role was created): bound by name, as PostgreSQL
+			-- restores privileges
+			RAISE WARNING 'the grant (%) of role "%", restored from another cluster, is bound to the role of that name',
 				sog.grant_label(g.kind, g.consumer), g.role
-				USING DETAIL = pg_catalog.format('It was given to %s; role %s has OID %s (a restore loaded without triggers, or the role was dropped and created again).',
-												coalesce('OID ' || g.role_oid, 'a role of another cluster'),
+				USING DETAIL = pg_catalog.format('It was given to %s in the cluster it was dumped from; role %s has OID %s here.',
+												coalesce('OID ' || g.role_oid, 'a role of that name'),
 												pg_catalog.quote_ident(g.role), g.now_oid),
-					  HINT = pg_catalog.format('If role %s must not have it, run sog.revoke_consumer() for it (operator grants: delete the row from sog.role_grant and revoke its privileges).',
-											  pg_catalog.quote_ident(g.role));
+					  HINT = pg_catalog.format('If role %s must not have it, run %s.',
+											  pg_catalog.quote_ident(g.role),
+											  CASE WHEN g.kind OPERATOR(pg_catalog.=) 'operator'
+												   THEN 'DELETE FROM sog.role_grant WHERE role = '
+														|| pg_catalog.quote_literal(g.role) || ' AND kind = ''operator'' and revoke its privileges'
+												   ELSE pg_catalog.format('SELECT sog.revoke_consumer(%L)', pg_catalog.quote_ident(g.role)) END);
 		END IF;
 		IF g.kind OPERATOR(pg_catalog.=) 'operator' THEN
 			PERFORM sog.grant_operator(g.now_oid::regrole);
@@ -889,7 +1005,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION sog.refresh_grants() IS
-	'gives every role of sog.role_grant what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE and after a restore), binding each row to the role of its name (a warning for each row it binds anew or whose role does not exist); returns the number of grant rows re-applied';
+	'gives every role of sog.role_grant whose grant is in force what sog.grant_consumer / sog.grant_operator give now (run after ALTER EXTENSION UPDATE and after a restore); binds the rows restored from another cluster to the role of their name, keeps those of roles dropped or renamed in this cluster as dropped, a warning for each; returns the number of grant rows re-applied';
 REVOKE ALL ON FUNCTION sog.refresh_grants() FROM PUBLIC;
 
 DO $$

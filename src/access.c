@@ -15,10 +15,15 @@
  * name and its OID (1.1), and counts only while that OID still has that
  * name.  A role dropped after its grant leaves its row, but no role created
  * later inherits it, whatever OID it gets: a different name never matches,
- * and the same name with another OID neither (until the owner binds it with
- * sog.refresh_grants(); a restore binds the rows it loads by name, as
- * PostgreSQL restores privileges by name).  A database still at 1.0 keys
- * the row by OID alone (its role column is a regrole).
+ * and the same name with another OID neither.  Only a row restored from
+ * another cluster (its bound_in, the system identifier of the cluster whose
+ * role its OID is, is not this one's) is bound by name, as PostgreSQL
+ * restores privileges by name: by the restore itself (the role_grant_bind
+ * trigger) or by sog.refresh_grants(), which keeps the rows of roles
+ * dropped or renamed in this cluster as dropped (role NULL).  What is left:
+ * a role of the same name that gets the very same OID (after the OID
+ * counter wraps) before refresh_grants has run since the drop.  A database
+ * still at 1.0 keys the row by OID alone (its role column is a regrole).
  *
  * What a refusal says: a role whose grants do not cover every checkpoint
  * (a scoped consumer, a role without a grant) gets the same 42501 for a
@@ -271,9 +276,20 @@ static void
 refuse(Oid user, const SogGrants *g, const char *what, const char *requested, int kinds)
 {
 	const char *rolename = sog_cut(GetUserNameFromId(user, false));
+	/* the role as the grant functions take it: a quoted identifier, a literal */
+	const char *role = quote_literal_cstr(quote_identifier(GetUserNameFromId(user, false)));
+	const char *consumer = requested ? quote_literal_cstr(sog_cut(requested)) : NULL;
 	const char *names = g->consumers ? name_list(g->consumers) : NULL;
 	const char *plural = list_length(g->consumers) > 1 ? "s" : "";
 
+	if (!g->any && kinds == SOG_ACCESS_OPERATOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for %s", what),
+				 errdetail("Role \"%s\" has no grant from sog.grant_operator(); this function is for operators.",
+						   rolename),
+				 errhint("The extension's owner grants it with sog.grant_operator(%s).",
+						 role)));
 	if (!g->any)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -281,35 +297,35 @@ refuse(Oid user, const SogGrants *g, const char *what, const char *requested, in
 				 errdetail("Role \"%s\" has no grant from sog.grant_consumer() or sog.grant_operator().",
 						   rolename),
 				 requested ?
-				 errhint("The extension's owner grants access with sog.grant_consumer('%s', '%s') or sog.grant_operator('%s').",
-						 rolename, sog_cut(requested), rolename) :
-				 errhint("The extension's owner grants access with sog.grant_consumer('%s', consumer) or sog.grant_operator('%s').",
-						 rolename, rolename)));
+				 errhint("The extension's owner grants access with sog.grant_consumer(%s, %s) or sog.grant_operator(%s).",
+						 role, consumer, role) :
+				 errhint("The extension's owner grants access with sog.grant_consumer(%s, consumer) or sog.grant_operator(%s).",
+						 role, role)));
 	if (kinds == SOG_ACCESS_OPERATOR)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for %s", what),
 				 errdetail("Role \"%s\" is not an operator; this function is for operators.",
 						   rolename),
-				 errhint("The extension's owner grants it with sog.grant_operator('%s').",
-						 rolename)));
+				 errhint("The extension's owner grants it with sog.grant_operator(%s).",
+						 role)));
 	if (names == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for %s", what),
 				 errdetail("Role \"%s\" has no consumer grant.", rolename),
-				 errhint("The extension's owner grants one with sog.grant_consumer('%s', consumer).",
-						 rolename)));
+				 errhint("The extension's owner grants one with sog.grant_consumer(%s, consumer).",
+						 role)));
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied for %s", what),
 			 errdetail("Role \"%s\" may act only on checkpoints of consumer%s %s.",
 					   rolename, plural, names),
 			 requested ?
-			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer('%s', '%s').",
-					 sog_cut(requested), rolename, sog_cut(requested)) :
-			 errhint("Use the id of a checkpoint of consumer%s %s (sog.status lists them), or have the extension's owner grant more with sog.grant_consumer('%s', consumer).",
-					 plural, names, rolename)));
+			 errhint("Use a role granted for consumer \"%s\", or have the extension's owner run sog.grant_consumer(%s, %s).",
+					 sog_cut(requested), role, consumer) :
+			 errhint("Use the id of a checkpoint of consumer%s %s (sog.status lists them), or have the extension's owner grant more with sog.grant_consumer(%s, consumer).",
+					 plural, names, role)));
 }
 
 void
@@ -436,4 +452,26 @@ const char *
 sog_acting_role(void)
 {
 	return GetUserNameFromId(GetOuterUserId(), false);
+}
+
+/*
+ * SQL function: sog.check_operator_access(what text) -> void
+ *
+ * What the operators' functions written in SQL (sog.set_retention,
+ * sog.retention_horizon, sog.prune_due) call first, before they read or
+ * lock anything: 42501 naming what unless the session's current role has
+ * an operator grant in force (or is a superuser or has the privileges of
+ * the extension's owner), as every stateful C function checks.  They run
+ * as the extension's owner and call this; it is granted to no one else.
+ */
+PG_FUNCTION_INFO_V1(sog_check_operator_access);
+Datum
+sog_check_operator_access(PG_FUNCTION_ARGS)
+{
+	const char *what = PG_ARGISNULL(0) ? "this function" : text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	sog_tables_refresh();		/* sog.role_grant must be this node's */
+	/* an operator grant covers every checkpoint: the check of an unknown id */
+	sog_check_access_missing(what, SOG_ACCESS_OPERATOR);
+	PG_RETURN_VOID();
 }

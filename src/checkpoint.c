@@ -45,6 +45,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "access/subtrans.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -138,11 +139,17 @@ holder_row(const char *sql, Oid type, Datum value, char **out, int n,
 		out[i] = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1);
 }
 
+/*
+ * Who holds the row lock of tup, the checkpoint version a claim or lock
+ * timed out on: the checkpoint's generation and owner, and the transaction
+ * that locks it - its backend and since when, or the prepared transaction
+ * no backend runs.  Connects to SPI for the look-ups.
+ */
 static void
 find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder *h)
 {
 	HeapTupleHeader t = tup->t_data;
-	TransactionId xmax = HeapTupleHeaderGetRawXmax(t);
+	TransactionId xmax;
 	MemoryContext caller = CurrentMemoryContext;
 	bool		isnull;
 	Datum		d;
@@ -157,9 +164,21 @@ find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder *h)
 		d = heap_getattr(tup, att[CP_UPDATED_AT], desc, &isnull);
 	h->claimed_at = isnull ? NULL : pstrdup(timestamptz_to_str(DatumGetTimestampTz(d)));
 
-	if ((t->t_infomask & HEAP_XMAX_INVALID) || (t->t_infomask & HEAP_XMAX_IS_MULTI) ||
-		!TransactionIdIsValid(xmax) || !TransactionIdIsInProgress(xmax))
+	if ((t->t_infomask & HEAP_XMAX_INVALID) ||
+		((t->t_infomask & HEAP_XMAX_IS_MULTI) && HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask)))
+		return;					/* not locked, or only by share lockers */
+	/* a multixact's updater, the one a claim waits for */
+	xmax = (t->t_infomask & HEAP_XMAX_IS_MULTI) ? HeapTupleGetUpdateXid(t) :
+		HeapTupleHeaderGetRawXmax(t);
+	if (!TransactionIdIsValid(xmax) || !TransactionIdIsInProgress(xmax))
 		return;
+
+	/*
+	 * A lock taken in a savepoint (JDBC's autosave, nested transaction
+	 * blocks) is a subtransaction's: its backend and pg_prepared_xacts know
+	 * it by its top-level transaction.  In progress, so pg_subtrans has it.
+	 */
+	xmax = SubTransGetTopmostTransaction(xmax);
 	h->known = true;
 	h->pid = BackendXidGetPid(xmax);
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -21,6 +21,13 @@
 # Before issue 20 the grant table keyed rows by OID (regrole): restore 1
 # loaded no row at all (COPY failed on app_b) and every role got 42501;
 # restore 2 gave the dropped role's team-b grant to the intruder.
+#
+# Then (review of issue 20): 3. a dump of a 1.0 database, whose grant
+# table held regrole text, restored into 1.1: the roles whose names need
+# quotes keep their grants, the grant of a role dropped before the dump is
+# kept as dropped; 4. in one cluster, a role created with a dropped role's
+# name and OID (pg_resetwal -o again) gets nothing of its grant, from no
+# sog.refresh_grants().
 
 use strict;
 use warnings;
@@ -135,7 +142,7 @@ is(state('partial', 'app_b', q{SELECT sog.owner_check(2, 1)}), '42501',
 	'restore 1: a role created later has no grant until one is made for it');
 ($rc, $out, $refresh_err) = $dst->psql('partial', 'SELECT sog.refresh_grants()');
 is($out, '4', 'restore 1: refresh_grants binds the grant of app_b, now created');
-like($refresh_err, qr/WARNING:  the grant \(consumer 'team-b'\) of role "app_b" now belongs to the role of that name/,
+like($refresh_err, qr/WARNING:  the grant \(consumer 'team-b'\) of role "app_b", restored from another cluster, is bound to the role of that name/,
 	'restore 1: and says so');
 is($dst->safe_psql('partial', SogTest::grants_not_in_force_sql()), 'gone:consumer:team-b:missing',
 	'restore 1: only the dropped role\'s grant is out of force');
@@ -167,6 +174,106 @@ is(state('complete', 'app_a', q{SELECT sog.claim(1, 'a2')}), 'ok', 'restore 2: a
 is($dst->safe_psql('complete', q{SELECT generation FROM sog.checkpoint WHERE id = 2}), '2',
 	'restore 2: the refused claims changed nothing');
 
-SogTest::storage_verifies($dst, $_) for qw(partial complete);
+#
+# 3. a dump of 1.0 restored into 1.1 (what a move to a server with the 1.1
+#    package does: pg_dump names no version): its grant table held
+#    regrole text, a quoted identifier for a name that needs quotes and the
+#    bare OID of a role dropped before the dump (review of issue 20: the
+#    quoted names were kept, with their quotes, as roles that do not exist,
+#    so those roles lost their grants for good; the OID became a role name
+#    that a role created later under that name would have been given)
+#
+$dst->safe_psql('postgres', q{
+CREATE ROLE "Quoted Role" LOGIN;
+CREATE ROLE "MixedCase" LOGIN;
+CREATE ROLE mixedcase LOGIN;
+CREATE ROLE gone10 LOGIN;
+CREATE DATABASE v10;
+});
+$dst->safe_psql('v10', q{
+CREATE EXTENSION stream_offset_guard VERSION '1.0';
+SELECT sog.grant_consumer('"Quoted Role"', 'team-q');
+SELECT sog.grant_consumer('"MixedCase"', 'team-m');
+SELECT sog.grant_consumer('gone10', 'team-g');
+SELECT sog.register('team-q', 'orders', '0');
+SELECT sog.register('team-m', 'orders', '0');
+SELECT sog.register('team-g', 'orders', '0');
+});
+my $gone10_oid = $dst->safe_psql('v10', q{SELECT oid FROM pg_roles WHERE rolname = 'gone10'});
+$dst->safe_psql('v10', 'DROP OWNED BY gone10');
+$dst->safe_psql('postgres', 'DROP ROLE gone10');
+my $dump10 = $dst->basedir . '/v10.dump';
+command_ok([ 'pg_dump', '-Fc', '-d', $dst->connstr('v10'), '-f', $dump10 ], 'pg_dump of a 1.0 database');
+$dst->safe_psql('postgres', 'CREATE DATABASE v10r');
+my ($out10, $err10) = ('', '');
+IPC::Run::run([ 'pg_restore', '--verbose', '-d', $dst->connstr('v10r'), $dump10 ], '>', \$out10, '2>', \$err10);
+is_deeply(SogTest::messages($err10, 'ERROR'), [], 'restore of 1.0: no error');
+is($dst->safe_psql('v10r', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}), '1.1',
+	'restore of 1.0: the extension is 1.1');
+is_deeply(SogTest::messages($err10, 'WARNING'),
+	[ q{WARNING:  the grant (consumer 'team-g') of a role dropped before the dump is kept but never in force} ],
+	'restore of 1.0: the grant of the role dropped before the dump is reported');
+is($dst->safe_psql('v10r', q{SELECT string_agg(concat_ws(':', coalesce(role, ''), consumer, status), ',' ORDER BY consumer) FROM sog.grant_status}),
+	':team-g:dropped,MixedCase:team-m:in_force,Quoted Role:team-q:in_force',
+	'restore of 1.0: the roles whose names need quotes have their grants, the dropped role\'s is kept as dropped');
+$dst->safe_psql('v10r', 'SELECT sog.refresh_grants()');
+is(state('v10r', '"Quoted Role"', q{SELECT sog.claim(1, 'q1')}), 'ok', 'restore of 1.0: "Quoted Role" acts on team-q');
+is(state('v10r', '"MixedCase"', q{SELECT sog.claim(2, 'm1')}), 'ok', 'restore of 1.0: "MixedCase" acts on team-m');
+is(state('v10r', 'mixedcase', q{SELECT sog.claim(2, 'm2')}), '42501', 'restore of 1.0: and role mixedcase not');
+$dst->safe_psql('postgres', qq{CREATE ROLE "$gone10_oid" LOGIN});
+$dst->safe_psql('v10r', 'SELECT sog.refresh_grants()');
+is(state('v10r', qq{"$gone10_oid"}, q{SELECT sog.claim(3, 'g1')}), '42501',
+	'restore of 1.0: a role named after the dropped role\'s OID gets nothing');
+
+SogTest::storage_verifies($dst, $_) for qw(partial complete v10r);
 $dst->stop;
+
+#
+# 4. one cluster: a role dropped after its grant, and a role of the same
+#    name created later at the very same OID (pg_resetwal -o), a member of
+#    another consumer's role (so it may EXECUTE): it gets nothing of the
+#    dropped role's grant, once sog.refresh_grants() has run after the
+#    drop, and neither from a later refresh (review of issue 20: the later
+#    refresh bound the row, unbound by the first, to the new role of its
+#    name)
+#
+my $one = PostgreSQL::Test::Cluster->new('grant_one');
+$one->init;
+$one->start;
+$one->safe_psql('postgres', q{
+CREATE ROLE team_a_svc LOGIN;
+CREATE ROLE reused LOGIN;
+CREATE EXTENSION stream_offset_guard;
+SELECT sog.grant_consumer('team_a_svc', 'team-a');
+SELECT sog.grant_consumer('reused', 'team-b');
+SELECT sog.register('team-a', 'orders', '0');
+SELECT sog.register('team-b', 'orders', '0');
+});
+my $reused_oid = $one->safe_psql('postgres', q{SELECT oid FROM pg_roles WHERE rolname = 'reused'});
+$one->safe_psql('postgres', 'DROP OWNED BY reused; DROP ROLE reused');
+# (as after a wraparound, long after the drop: the dead row of pg_authid is
+# vacuumed away, else a new OID would skip its OID)
+$one->safe_psql('postgres', 'VACUUM pg_authid');
+my ($one_rc, $one_out, $one_err) = $one->psql('postgres', 'SELECT sog.refresh_grants()');
+like($one_err, qr/WARNING:  role "reused", which the grant \(consumer 'team-b'\) was given to, was dropped or renamed/,
+	'one cluster: refresh_grants reports the dropped role\'s grant');
+$one->stop;
+command_ok([ 'pg_resetwal', '-o', $reused_oid, '-D', $one->data_dir ], "pg_resetwal -o $reused_oid");
+$one->start;
+$one->safe_psql('postgres', 'CREATE ROLE reused LOGIN IN ROLE team_a_svc');
+is($one->safe_psql('postgres', q{SELECT oid FROM pg_roles WHERE rolname = 'reused'}), $reused_oid,
+	'one cluster: the new role has the dropped role\'s name and OID');
+is(SogTest::sqlstate($one, 'postgres', 'reused', q{SELECT sog.claim(2, 'intruder')}), '42501',
+	'one cluster: it is refused the dropped role\'s consumer');
+is(SogTest::sqlstate($one, 'postgres', 'reused', q{SELECT sog.claim(1, 'member')}), 'ok',
+	'one cluster: and acts on its own role\'s');
+$one->safe_psql('postgres', 'SELECT sog.refresh_grants()');
+is(SogTest::sqlstate($one, 'postgres', 'reused', q{SELECT sog.claim(2, 'intruder')}), '42501',
+	'one cluster: also after another refresh_grants');
+is($one->safe_psql('postgres', SogTest::grants_not_in_force_sql()), 'consumer:team-b:dropped',
+	'one cluster: the dropped role\'s grant is kept as dropped');
+is($one->safe_psql('postgres', q{SELECT generation FROM sog.checkpoint WHERE id = 2}), '0',
+	'one cluster: the refused claims changed nothing');
+SogTest::storage_verifies($one, 'postgres');
+$one->stop;
 done_testing();

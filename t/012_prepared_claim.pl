@@ -7,7 +7,8 @@
 # pg_terminate_backend cannot end it: the 55P03 of the claim must name the
 # prepared transaction (gid, owner, when it was prepared) and send the
 # operator to COMMIT PREPARED / ROLLBACK PREPARED.  Then each way out: a
-# rollback leaves nothing applied, a commit the prepared events.
+# rollback leaves nothing applied, a commit the prepared events.  Also when
+# the apply ran in a savepoint (the lock is then a subtransaction's).
 
 use strict;
 use warnings;
@@ -81,6 +82,42 @@ is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM s
 	'4|aligned|2', 'after COMMIT PREPARED the claim resumes after the prepared events');
 is($node->safe_psql('postgres', q{SELECT string_agg(pos::text, ',' ORDER BY pos) FROM sink}), '1,2',
 	'and the sink holds them once');
+
+# The sink transaction's apply ran in a savepoint (JDBC's autosave, a
+# nested transaction block of psycopg or Django): the row is locked by the
+# subtransaction's xid, which neither pg_prepared_xacts nor a backend shows
+# (review of issue 20: the 55P03 fell back to "an open transaction" and
+# pg_stat_activity, also for a prepared transaction).  It names the
+# prepared transaction, and the backend, all the same.
+$node->safe_psql('postgres', qq{
+SET ROLE coordinator;
+BEGIN;
+SAVEPOINT autosave;
+SELECT sog.apply(1, 4, '3', sog.payload_digest('3'));
+RELEASE SAVEPOINT autosave;
+INSERT INTO sink VALUES ('3');
+PREPARE TRANSACTION 'sink-page-9';
+});
+($rc, $out, $err) = $node->psql('postgres', q{SET sog.claim_timeout = 200; SELECT sog.claim(1, 'w5')});
+like($err, qr/its row is locked by prepared transaction "sink-page-9" \(owner coordinator, prepared at /,
+	'an apply in a savepoint: the prepared transaction is named');
+like($err, qr/HINT:  Finish that prepared transaction .*COMMIT PREPARED 'sink-page-9'/, 'and the hint says how to end it');
+$node->safe_psql('postgres', q{COMMIT PREPARED 'sink-page-9'});
+my $open = $node->background_psql('postgres', on_error_stop => 0);
+my $open_pid = $open->query_safe('SELECT pg_backend_pid()');
+$open->query_safe('SET ROLE coordinator');
+$open->query_safe('BEGIN');
+$open->query_safe('SAVEPOINT autosave');
+$open->query_safe(q{SELECT sog.apply(1, 4, '4', sog.payload_digest('4'))});
+$open->query_safe('RELEASE SAVEPOINT autosave');
+($rc, $out, $err) = $node->psql('postgres', q{SET sog.claim_timeout = 200; SELECT sog.claim(1, 'w5')});
+like($err, qr/its row is locked by the open transaction of backend $open_pid, in progress since /,
+	'an apply in a savepoint of an open transaction: its backend is named');
+like($err, qr/pg_terminate_backend\($open_pid\)/, 'and the hint says how to end it');
+$open->query_safe('COMMIT');
+$open->quit;
+is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM sog.claim(1, 'w5')}),
+	'5|aligned|4', 'then the claim resumes after both');
 
 SogTest::storage_verifies($node, 'postgres');
 $node->stop;

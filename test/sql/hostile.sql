@@ -99,6 +99,15 @@ SELECT * FROM pg_temp.err($$SELECT sog.grant_consumer(NULL)$$) \gx
 SELECT * FROM pg_temp.err($$SELECT sog.grant_operator(NULL)$$) \gx
 SELECT * FROM pg_temp.err($$SELECT sog.revoke_consumer(NULL)$$) \gx
 SELECT state, message FROM pg_temp.err($$SELECT sog.grant_consumer(CURRENT_USER::regrole, '  ')$$);
+-- A consumer name longer than register accepts (800 bytes) can never name
+-- a checkpoint: 22023, as at register (review of issue 20: 801 to about
+-- 2700 bytes made a grant that never applies, longer ones failed with the
+-- unique index's 54000).
+SELECT state, message, hint, pg_temp.mask(detail) LIKE '% has 801 bytes;%' AS detail_says_801
+  FROM pg_temp.err($$SELECT sog.grant_consumer(CURRENT_USER::regrole, repeat('x', 801))$$) \gx
+SELECT state, message FROM pg_temp.err(
+	$$SELECT sog.grant_consumer(CURRENT_USER::regrole, (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 200) g))$$);
+SELECT count(*) AS long_grants FROM sog.role_grant WHERE octet_length(consumer) > 800;
 
 --
 -- 5. apply_batch keeps the subscripts of its positions array.
