@@ -15,13 +15,15 @@ OBJS = \
 	src/tables.o \
 	src/writer.o \
 	src/checkpoint.o \
+	src/holder.o \
 	src/receipt.o \
-	src/gaplog.o \
+	src/gapstore.o \
 	src/access.o \
 	src/apply.o \
-	src/handoff.o \
-	src/gaps.o \
-	src/operate.o \
+	src/claim.o \
+	src/gapfuncs.o \
+	src/receiptfuncs.o \
+	src/reconfigure.o \
 	src/recovery.o \
 	src/promote.o \
 	src/symbol.o \

@@ -48,6 +48,8 @@
  * next call after it commits.  sog.may_see (the row filter of sog.status)
  * reads it once per query.
  *
+ * Relies on: tables.c, util.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

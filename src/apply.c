@@ -5,7 +5,7 @@
  *	  note_read, apply, apply_batch (and apply_batch_int8, apply_run) and
  *	  commit_page.
  *
- * Locking: each function first calls sog_checkpoint_lock() (store.c), which
+ * Locking: each function first calls sog_checkpoint_lock() (checkpoint.c), which
  * checks the caller's grant, serializes every change of that checkpoint on
  * its row and reads the newest committed version; then it checks the
  * caller's generation (SG001) before anything else.  The lock is held to the
@@ -21,6 +21,9 @@
  * between sog_store_begin() and sog_store_end(), and anything returned is
  * built after sog_store_end().
  *
+ * Relies on: checkpoint.c, hash.c, position.c, position_codec.c,
+ * receipt.c, tables.c, util.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -33,9 +36,10 @@
 #include "utils/lsyscache.h"
 
 #include "access.h"
+#include "checkpoint.h"
 #include "hash.h"
 #include "position.h"
-#include "store.h"
+#include "receipt.h"
 
 static void
 report_receipt_conflict(const SogCheckpoint *cp, const SogPosition *pos,

@@ -38,9 +38,14 @@
  * changed, so that the monotonicity trigger, constraints and indexes act as
  * for any other writer and the update stays HOT.
  *
+ * Relies on: access.c, gapstore.c, holder.c, position.c, tables.c, util.c,
+ * writer.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <limits.h>
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -50,6 +55,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
@@ -64,14 +70,30 @@
 #include "utils/timestamp.h"
 
 #include "access.h"
+#include "checkpoint.h"
 #include "compat.h"
-#include "store.h"
+#include "gapstore.h"
+#include "holder.h"
 #include "writer.h"
 
 static const char *const state_labels[] = {"running", "replaying", "failed_closed"};
 
 /* sog.claim_timeout, in milliseconds; 0 waits without limit. */
 int			sog_claim_timeout = 0;
+
+/* Define sog.claim_timeout (at load: module.c's _PG_init). */
+void
+sog_checkpoint_init(void)
+{
+	DefineCustomIntVariable("sog.claim_timeout",
+							"How long sog.claim waits for the previous owner's open sink transaction.",
+							"0 waits without limit (lock_timeout still applies). When it expires, "
+							"claim fails with SQLSTATE 55P03 naming the transaction that holds the checkpoint.",
+							&sog_claim_timeout,
+							0, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
 
 const char *
 sog_state_label(SogState s)
@@ -103,151 +125,6 @@ sog_report_unknown_checkpoint(int64 id, int kinds)
 }
 
 /*
- * Who holds a checkpoint's row, for the message of a lock wait that timed
- * out: filled in before waiting (after the error, no query can run).
- */
-typedef struct SogHolder
-{
-	bool		known;			/* a single transaction holds it */
-	int			pid;			/* its backend, 0 if not found */
-	char	   *since;			/* its transaction's start, or NULL */
-	char	   *state;			/* its backend's state, or NULL */
-	char	   *gid;			/* a prepared transaction's gid, or NULL */
-	char	   *gid_owner;		/* its owner */
-	char	   *prepared;		/* when it was prepared */
-	int64		generation;		/* the newest committed generation */
-	char	   *owner;
-	char	   *claimed_at;
-} SogHolder;
-
-/*
- * The n text columns of the one row sql returns for $1 = value (of type
- * type), copied into caller's context; out stays NULL when there is none.
- * Runs inside an SPI connection.
- */
-static void
-holder_row(const char *sql, Oid type, Datum value, char **out, int n,
-		   MemoryContext caller)
-{
-	int			i;
-
-	if (SPI_execute_with_args(sql, 1, &type, &value, NULL, true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		return;
-	MemoryContextSwitchTo(caller);
-	for (i = 0; i < n; i++)
-		out[i] = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1);
-}
-
-/*
- * Who holds the row lock of tup, the checkpoint version a claim or lock
- * timed out on: the checkpoint's generation and owner, and the transaction
- * that locks it - its backend and since when, or the prepared transaction
- * no backend runs.  Connects to SPI for the look-ups.
- */
-static void
-find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder *h)
-{
-	HeapTupleHeader t = tup->t_data;
-	TransactionId xmax;
-	MemoryContext caller = CurrentMemoryContext;
-	bool		isnull;
-	Datum		d;
-
-	memset(h, 0, sizeof(*h));
-	d = heap_getattr(tup, att[CP_GENERATION], desc, &isnull);
-	h->generation = isnull ? 0 : DatumGetInt64(d);
-	d = heap_getattr(tup, att[CP_OWNER], desc, &isnull);
-	h->owner = isnull ? NULL : TextDatumGetCString(d);
-	d = heap_getattr(tup, att[CP_CLAIMED_AT], desc, &isnull);
-	if (isnull)
-		d = heap_getattr(tup, att[CP_UPDATED_AT], desc, &isnull);
-	h->claimed_at = isnull ? NULL : pstrdup(timestamptz_to_str(DatumGetTimestampTz(d)));
-
-	if ((t->t_infomask & HEAP_XMAX_INVALID) ||
-		((t->t_infomask & HEAP_XMAX_IS_MULTI) && HEAP_XMAX_IS_LOCKED_ONLY(t->t_infomask)))
-		return;					/* not locked, or only by share lockers */
-	/* a multixact's updater, the one a claim waits for */
-	xmax = (t->t_infomask & HEAP_XMAX_IS_MULTI) ? HeapTupleGetUpdateXid(t) :
-		HeapTupleHeaderGetRawXmax(t);
-	if (!TransactionIdIsValid(xmax) || !TransactionIdIsInProgress(xmax))
-		return;
-
-	/*
-	 * A lock taken in a savepoint (JDBC's autosave, nested transaction
-	 * blocks) is a subtransaction's: its backend and pg_prepared_xacts know
-	 * it by its top-level transaction.  In progress, so pg_subtrans has it.
-	 */
-	xmax = SubTransGetTopmostTransaction(xmax);
-	h->known = true;
-	h->pid = BackendXidGetPid(xmax);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	MemoryContextSwitchTo(caller);
-	if (h->pid != 0)
-	{
-		char	   *row[2] = {NULL, NULL};
-
-		holder_row("SELECT xact_start::text, state FROM pg_catalog.pg_stat_activity "
-				   "WHERE pid OPERATOR(pg_catalog.=) $1",
-				   INT4OID, Int32GetDatum(h->pid), row, 2, caller);
-		h->since = row[0];
-		h->state = row[1];
-	}
-	else
-	{
-		/* no backend runs it: a prepared transaction (PREPARE TRANSACTION) */
-		char	   *row[3] = {NULL, NULL, NULL};
-
-		holder_row("SELECT gid, owner::text, prepared::text FROM pg_catalog.pg_prepared_xacts "
-				   "WHERE transaction OPERATOR(pg_catalog.=) $1",
-				   XIDOID, TransactionIdGetDatum(xmax), row, 3, caller);
-		h->gid = row[0];
-		h->gid_owner = row[1];
-		h->prepared = row[2];
-	}
-	MemoryContextSwitchTo(caller);
-	SPI_finish();
-}
-
-/*
- * The wait for checkpoint id's row lock ended with a lock timeout (55P03):
- * say which checkpoint, who holds it and since when, and what to do.
- */
-static void
-report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms)
-{
-	StringInfoData detail;
-
-	initStringInfo(&detail);
-	appendStringInfo(&detail, "Generation " INT64_FORMAT " (%s%s%s, since %s) holds the checkpoint",
-					 h->generation, h->owner ? "owner " : "released by its owner",
-					 h->owner ? sog_cut(h->owner) : "", "",
-					 h->claimed_at ? h->claimed_at : "its registration");
-	if (h->known && h->pid != 0)
-		appendStringInfo(&detail, "; its row is locked by the open transaction of backend %d, in progress since %s (%s).",
-						 h->pid, h->since ? h->since : "an unknown time",
-						 h->state ? h->state : "state unknown");
-	else if (h->known && h->gid)
-		appendStringInfo(&detail, "; its row is locked by prepared transaction \"%s\" (owner %s, prepared at %s), which no backend runs.",
-						 sog_cut(h->gid), sog_cut(h->gid_owner), h->prepared);
-	else
-		appendStringInfoString(&detail, "; its row is locked by an open transaction.");
-	ereport(ERROR,
-			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-			 claim ?
-			 errmsg("could not claim checkpoint " INT64_FORMAT " within %d ms", id, timeout_ms) :
-			 errmsg("could not lock checkpoint " INT64_FORMAT " within lock_timeout (%d ms)", id, timeout_ms),
-			 errdetail_internal("%s", detail.data),
-			 h->known && h->pid != 0 ?
-			 errhint("Retry later, or end that transaction (SELECT pg_terminate_backend(%d)): its uncommitted sink rows roll back, and a claim then resumes from what it had committed. Set idle_in_transaction_session_timeout for consumers so a stopped one cannot hold a checkpoint for long.", h->pid) :
-			 h->known && h->gid ?
-			 errhint("Finish that prepared transaction as its owner or a superuser, in its database: COMMIT PREPARED %s keeps its sink rows, ROLLBACK PREPARED %s discards them; a claim then resumes from what is committed.",
-					 quote_literal_cstr(sog_cut(h->gid)), quote_literal_cstr(sog_cut(h->gid))) :
-			 errhint("Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).")));
-}
-
-/*
  * Lock the row version at *tid (found with SnapshotSelf) and its newest
  * successor, waiting for whichever transaction holds it; for a claim at
  * most sog.claim_timeout milliseconds (when smaller than lock_timeout).  A
@@ -276,7 +153,7 @@ lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
 								 GUC_ACTION_SAVE, true, 0, false);
 	}
 	if (timeout > 0)
-		find_holder(seen, RelationGetDescr(rel), att, &holder);
+		sog_find_holder(seen, RelationGetDescr(rel), att, &holder);
 
 	PG_TRY();
 	{
@@ -294,7 +171,7 @@ lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
 		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || timeout == 0)
 			PG_RE_THROW();
 		FlushErrorState();
-		report_lock_timeout(id, &holder, claim && timeout == sog_claim_timeout, timeout);
+		sog_report_lock_timeout(id, &holder, claim && timeout == sog_claim_timeout, timeout);
 	}
 	PG_END_TRY();
 
@@ -460,12 +337,9 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 
 			if (res == TM_Deleted)
 				found = false;
-			else if (res != TM_Ok)
-				ereport(ERROR,
-						(errcode(ERRCODE_INTERNAL_ERROR),
-						 errmsg("could not lock checkpoint " INT64_FORMAT, id),
-						 errdetail("The row lock returned status %d.", (int) res),
-						 errhint("Retry the transaction; report this if it persists.")));
+			else if (res != TM_Ok)	/* LockWaitBlock, newest version: cannot be */
+				elog(ERROR, "unexpected table_tuple_lock status %d for checkpoint " INT64_FORMAT,
+					 (int) res, id);
 		}
 		if (shouldfree)
 			heap_freetuple(tup);
@@ -755,3 +629,32 @@ sog_checkpoint_consumer(int64 id, int kinds)
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
+/*
+ * Trigger function: sog.checkpoint_guard(), BEFORE UPDATE FOR EACH ROW on
+ * sog.checkpoint.  Refuses (SG005) any update, by any role and any path,
+ * that moves applied_position, generation or prune_horizon backward.  The
+ * extension's own writer performs the same check (sog_check_monotonic).
+ */
+PG_FUNCTION_INFO_V1(sog_checkpoint_guard);
+Datum
+sog_checkpoint_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *trig = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	int			gen;
+	int			applied;
+	int			horizon;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ||
+		!TRIGGER_FIRED_BEFORE(trig->tg_event) || !TRIGGER_FIRED_FOR_ROW(trig->tg_event))
+		elog(ERROR, "sog_checkpoint_guard must be a BEFORE UPDATE FOR EACH ROW trigger");
+	desc = RelationGetDescr(trig->tg_relation);
+	gen = SPI_fnumber(desc, "generation");
+	applied = SPI_fnumber(desc, "applied_position");
+	horizon = SPI_fnumber(desc, "prune_horizon");
+	if (gen <= 0 || applied <= 0 || horizon <= 0)
+		elog(ERROR, "sog_checkpoint_guard is attached to a table without the checkpoint columns");
+	sog_check_monotonic(trig->tg_trigtuple, trig->tg_newtuple, desc,
+						gen, applied, horizon);
+	return PointerGetDatum(trig->tg_newtuple);
+}

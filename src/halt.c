@@ -13,6 +13,8 @@
  * strings of their canonical text and a NULL position as null.  Aligned and
  * divergent boundaries hash the fixed words ALIGNED and DIVERGED.
  *
+ * Relies on: hash.c, position.c, util.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

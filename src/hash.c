@@ -18,6 +18,8 @@
  * each digest, so an error half-way through a digest leaves nothing stale.
  * This keeps the per-record cost at one init/update/final: no allocation.
  *
+ * Relies on: position_codec.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -1,30 +1,53 @@
 /*-------------------------------------------------------------------------
  *
  * module.c
- *	  Module magic and initialization of stream_offset_guard: the settings.
+ *	  Module magic and initialization of stream_offset_guard: each
+ *	  subsystem that has settings defines them (sog_checkpoint_init).
  *
- * The subsystems live in their own files: position_codec.c and position.c
- * (the position type), hash.c (digests and the buffer hash), halt.c (pure
- * halt evaluation), store.c (checkpoint rows, receipts, gaps, manifests and
- * the locking rules), access.c (who may act on which checkpoint), apply.c
- * (note_read, apply, apply_batch, commit_page: the sink transaction),
- * handoff.c (claim, halt, owner_check), gaps.c (verify_gap, report_gap,
- * skip_gap, resolve_gap, gaps), operate.c (receipts, prune_receipts,
- * reconfigure, the monotonicity trigger), recovery.c (expired-token
- * recovery), util.c (argument checks, values in messages), compat.h
- * (every PG_VERSION_NUM guard).
+ * The map of src/, one subsystem per file (each file's header says what it
+ * relies on):
+ *
+ *	position_codec.c	the position type's encoding, no PostgreSQL
+ *						dependency (the fuzzer links it alone)
+ *	position.c			the SQL type sog.position: I/O, operators, casts
+ *	hash.c				payload digests and the chained buffer hash
+ *	halt.c				pure halt evaluation (evaluate_halt, verify_resume)
+ *	tables.c			the extension's tables as this backend knows them,
+ *						kept plans, Citus' placement and two-phase commit
+ *	writer.c			writes through the executor (ExecSimpleRelation*)
+ *	checkpoint.c		the checkpoint row: lock, read, write, checks, the
+ *						monotonicity trigger, the setting sog.claim_timeout
+ *	holder.c			who holds a checkpoint's row (the 55P03 report)
+ *	receipt.c			the receipt store
+ *	gapstore.c			the gap log and the manifest log
+ *	access.c			who may act on which checkpoint (the grants)
+ *	apply.c				the sink transaction: note_read, apply, apply_batch,
+ *						apply_batch_int8, apply_run, commit_page
+ *	claim.c				ownership: claim, halt, owner_check
+ *	gapfuncs.c			the SQL functions on gaps: verify_gap, report_gap,
+ *						skip_gap, resolve_gap, gaps, gap_reasons
+ *	receiptfuncs.c		the SQL functions on receipts: receipts,
+ *						prune_receipts
+ *	reconfigure.c		reconfigure
+ *	recovery.c			expired-token recovery: begin_recovery,
+ *						recovery_event, and the attempt store
+ *	promote.c			promote, and the conclusion of attempts a new
+ *						generation fences
+ *	symbol.c			a function another library keeps hidden (Citus)
+ *	util.c				argument checks, values in messages
+ *	compat.h			every PG_VERSION_NUM guard
+ *
+ * Relies on: checkpoint.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include <limits.h>
-
 #include "fmgr.h"
 #include "utils/guc.h"
 
+#include "checkpoint.h"
 #include "compat.h"
-#include "store.h"
 
 SOG_MODULE_MAGIC("1.1");
 
@@ -38,13 +61,6 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	DefineCustomIntVariable("sog.claim_timeout",
-							"How long sog.claim waits for the previous owner's open sink transaction.",
-							"0 waits without limit (lock_timeout still applies). When it expires, "
-							"claim fails with SQLSTATE 55P03 naming the transaction that holds the checkpoint.",
-							&sog_claim_timeout,
-							0, 0, INT_MAX,
-							PGC_USERSET, GUC_UNIT_MS,
-							NULL, NULL, NULL);
+	sog_checkpoint_init();
 	MarkGUCPrefixReserved("sog");
 }

@@ -16,6 +16,8 @@
  * recv parses the text with the same rules as the input function, so a
  * malformed message is rejected exactly like malformed text.
  *
+ * Relies on: position_codec.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

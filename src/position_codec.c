@@ -6,6 +6,8 @@
  * The encoding is described in position_codec.h.  Nothing here allocates or
  * depends on the server, so the fuzzer links this file alone.
  *
+ * Relies on: PostgreSQL only.
+ *
  *-------------------------------------------------------------------------
  */
 #include "position_codec.h"

@@ -34,6 +34,8 @@
  * by column name: a column the table's owner added, dropped or moved
  * changes nothing here.
  *
+ * Relies on: hash.c, position.c, position_codec.c, tables.c, writer.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -50,8 +52,9 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "checkpoint.h"
 #include "hash.h"
-#include "store.h"
+#include "receipt.h"
 #include "writer.h"
 
 static void decode_run(int row, SogReceiptRun *run);

@@ -20,13 +20,16 @@
  * gap and leaves the checkpoint failed_closed until an operator resolves it.
  *
  * Locking: every function locks the attempt's checkpoint row first
- * (sog_checkpoint_lock, see store.c), then reads the attempt on the newest
+ * (sog_checkpoint_lock, checkpoint.c), then reads the attempt on the newest
  * snapshot.  All attempts of one checkpoint therefore serialize with each
  * other and with the normal sink path; a claim (new generation) fences
  * every open attempt: it concludes them as lost, so their next event is
  * refused (55000) and their promotion answers "lost".
  *
  * Every query is in one place below (SQL_*), as one-off SPI plans.
+ *
+ * Relies on: access.c, checkpoint.c, gapstore.c, hash.c, position.c,
+ * receipt.c, tables.c, util.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,11 +45,13 @@
 #include "utils/datum.h"
 
 #include "access.h"
+#include "checkpoint.h"
 #include "compat.h"
+#include "gapstore.h"
 #include "hash.h"
 #include "position.h"
+#include "receipt.h"
 #include "recovery.h"
-#include "store.h"
 
 /* A provider's documented contract (sog.provider). */
 typedef struct SogProvider

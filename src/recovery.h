@@ -9,8 +9,8 @@
 #ifndef SOG_RECOVERY_H
 #define SOG_RECOVERY_H
 
+#include "checkpoint.h"
 #include "position.h"
-#include "store.h"
 
 /* One attempt (sog.recovery row), as far as the logic needs it. */
 typedef struct SogRecovery
@@ -59,5 +59,8 @@ extern bool sog_recovery_empty_page_is_barrier(const char *provider);
 extern void sog_recovery_conclude(int64 id, bool promoted, int64 generation,
 								  const char *successor, const SogPosition *applied,
 								  const char *token);
+
+/* Mark every other open recovery attempt of the checkpoint lost. */
+extern void sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id);
 
 #endif							/* SOG_RECOVERY_H */

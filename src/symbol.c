@@ -29,6 +29,8 @@
  * the caller decides (tables.c refuses the sink transaction with 0A000).
  * Linux (glibc) only; elsewhere the lookup says so.
  *
+ * Relies on: PostgreSQL only.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

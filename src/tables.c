@@ -33,6 +33,8 @@
  * kept: writers open the relation each call and take all of it from the
  * relcache (writer.c).
  *
+ * Relies on: symbol.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -5,6 +5,8 @@
  *	  buffer hashes, buffered counts), and the text of values in messages
  *	  (nullable positions, long user values cut to a bounded length).
  *
+ * Relies on: position.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

@@ -35,6 +35,8 @@
  * Callers hold the checkpoint's row lock (checkpoint.c) and the relation's
  * RowExclusiveLock; a writer session lives within one SQL function call.
  *
+ * Relies on: tables.c.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

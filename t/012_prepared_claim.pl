@@ -61,7 +61,7 @@ like($err,
 	qr/DETAIL:  Generation 1 \(owner w1, since [^)]+\) holds the checkpoint; its row is locked by prepared transaction "sink-page-7" \(owner coordinator, prepared at \d{4}-\d\d-\d\d [0-9:.]+[-+]\d\d\), which no backend runs\./,
 	'the detail names the prepared transaction, its owner and when it was prepared');
 like($err,
-	qr/HINT:  Finish that prepared transaction as its owner or a superuser, in its database: COMMIT PREPARED 'sink-page-7' keeps its sink rows, ROLLBACK PREPARED 'sink-page-7' discards them; a claim then resumes from what is committed\./,
+	qr/HINT:  Finish that prepared transaction: COMMIT PREPARED 'sink-page-7' keeps its sink rows, ROLLBACK PREPARED 'sink-page-7' discards them\./,
 	'the hint says COMMIT PREPARED or ROLLBACK PREPARED');
 unlike($err, qr/pg_terminate_backend|pg_stat_activity/, 'and not what cannot end it');
 is($node->safe_psql('postgres', q{SELECT generation, applied_position FROM sog.checkpoint WHERE id = 1}),
@@ -101,7 +101,7 @@ PREPARE TRANSACTION 'sink-page-9';
 ($rc, $out, $err) = $node->psql('postgres', q{SET sog.claim_timeout = 200; SELECT sog.claim(1, 'w5')});
 like($err, qr/its row is locked by prepared transaction "sink-page-9" \(owner coordinator, prepared at /,
 	'an apply in a savepoint: the prepared transaction is named');
-like($err, qr/HINT:  Finish that prepared transaction .*COMMIT PREPARED 'sink-page-9'/, 'and the hint says how to end it');
+like($err, qr/HINT:  Finish that prepared transaction.*COMMIT PREPARED 'sink-page-9'/, 'and the hint says how to end it');
 $node->safe_psql('postgres', q{COMMIT PREPARED 'sink-page-9'});
 my $open = $node->background_psql('postgres', on_error_stop => 0);
 my $open_pid = $open->query_safe('SELECT pg_backend_pid()');

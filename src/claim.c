@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * handoff.c
+ * claim.c
  *	  Ownership of a checkpoint and its handoff (README: the consumer
  *	  guide): claim, halt, owner_check.
  *
@@ -10,9 +10,12 @@
  * an error that would roll the record back.
  *
  * Locking: claim and halt lock the checkpoint's row (sog_checkpoint_lock,
- * store.c) before reading it.  A claim waits for the previous owner's open
+ * checkpoint.c) before reading it.  A claim waits for the previous owner's open
  * sink transaction and then sees its outcome; sog.claim_timeout bounds that
  * wait.  owner_check takes no lock: it reads the newest committed row.
+ *
+ * Relies on: access.c, checkpoint.c, gapstore.c, halt.c, position.c,
+ * promote.c, tables.c, util.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -26,9 +29,11 @@
 #include "utils/builtins.h"
 
 #include "access.h"
+#include "checkpoint.h"
+#include "gapstore.h"
 #include "halt.h"
 #include "position.h"
-#include "store.h"
+#include "recovery.h"
 
 /*
  * The manifest of a checkpoint that already failed closed: the verdict of

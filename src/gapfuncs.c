@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * gaps.c
+ * gapfuncs.c
  *	  Gaps: verifying a replayed one, reporting a loss, skipping (telemetry
  *	  only), resolving, and listing them (README: gaps, gap reasons):
  *	  verify_gap, report_gap, skip_gap, resolve_gap, gaps.
@@ -14,8 +14,11 @@
  * is applied (SG004).  Every gap is announced with NOTIFY sog_gap.
  *
  * Locking: every function that changes a checkpoint locks its row first
- * (sog_checkpoint_lock, store.c); gaps() reads on the transaction snapshot
+ * (sog_checkpoint_lock, checkpoint.c); gaps() reads on the transaction snapshot
  * without locking.
+ *
+ * Relies on: access.c, checkpoint.c, gapstore.c, halt.c, position.c,
+ * tables.c, util.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,10 +34,11 @@
 #include "utils/tuplestore.h"
 
 #include "access.h"
+#include "checkpoint.h"
 #include "compat.h"
+#include "gapstore.h"
 #include "halt.h"
 #include "position.h"
-#include "store.h"
 
 /*
  * The gap reasons (README: gap reasons), listed once: sog.gap's CHECK

@@ -1,0 +1,82 @@
+/*-------------------------------------------------------------------------
+ *
+ * gapstore.h
+ *	  The gap log (gapstore.c): gap rows and their NOTIFY, the manifest log,
+ *	  and the queries on gaps; all under the checkpoint's row lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SOG_GAPSTORE_H
+#define SOG_GAPSTORE_H
+
+#include "postgres.h"
+
+#include "checkpoint.h"
+#include "halt.h"
+
+/* Gaps and manifests; both return the new row's id.  Run inside SPI. */
+extern int64 sog_gap_record(const SogCheckpoint *cp, const char *reason,
+							SogVerdict verdict, const SogPosition *from,
+							const SogPosition *to, const char *detail);
+extern int64 sog_manifest_record(const SogCheckpoint *cp, const char *kind,
+								 const SogPosition *source_cursor,
+								 const char *buffer_hash, bool count_isnull,
+								 int64 count, const SogManifest *m,
+								 int64 gap_id, const char *note);
+
+/* Newest open gap of a checkpoint: its id (0 if none) and verdict. */
+extern int64 sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict);
+
+/* Newest open gap of a checkpoint with this reason; 0 if none. */
+extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
+
+/*
+ * Newest open gap of a checkpoint that covers (from, to]: its from is at
+ * or below from (NULL: the start) and its to at or above to (NULL:
+ * unbounded).  0 if none.
+ */
+extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
+							  const SogPosition *to);
+
+/*
+ * Is a retention loss (from, through] already on the record and accepted:
+ * a 'retention' gap resolved as accepted_loss that starts exactly at from
+ * (the applied position it was recorded at) and reaches through?  Runs
+ * inside SPI.
+ */
+extern bool sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from,
+								  const SogPosition *through);
+
+/*
+ * Do the gaps of a checkpoint with an id above after_id (recorded after
+ * that one, resolved or not) together cover (from, to]?  Runs inside SPI.
+ */
+extern bool sog_gaps_cover(int64 checkpoint_id, const SogPosition *from,
+						   const SogPosition *to, int64 after_id);
+
+/* The id of the checkpoint's newest gap, 0 if none (connects to SPI). */
+extern int64 sog_gap_newest_id(int64 checkpoint_id);
+
+/*
+ * After a loss through lost_to inside an open read boundary with a hash or
+ * a count: record the rest (lost_to, cursor] as an unverified gap, since
+ * the hash (or count) also covers the lost records and can no longer be
+ * met.  Nothing when there is no such boundary.  Runs inside SPI.
+ */
+extern void sog_gap_record_boundary_rest(const SogCheckpoint *cp,
+										 const SogPosition *lost_to);
+
+/* Number of open gaps of a checkpoint. */
+extern int64 sog_gap_count_open(int64 checkpoint_id);
+
+/* Checkpoint of a gap, or -1 if there is no such gap. */
+extern int64 sog_gap_checkpoint(int64 gap_id);
+
+/* Resolve one gap; false if it was already resolved. */
+extern bool sog_gap_resolve(int64 gap_id, const char *resolution, const char *note);
+
+/* Mark every open gap of a checkpoint resolved; returns how many. */
+extern int64 sog_gap_resolve_open(int64 checkpoint_id, const char *resolution,
+								  const char *note);
+
+#endif							/* SOG_GAPSTORE_H */

@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * receipt.h
+ *	  The receipt store (receipt.c): runs of receipts, storing them, looking
+ *	  one up, pruning and scanning; all under the checkpoint's row lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SOG_RECEIPT_H
+#define SOG_RECEIPT_H
+
+#include "postgres.h"
+
+#include "checkpoint.h"
+
+/* A run of receipts being built by one apply call (in memory). */
+typedef struct SogReceiptRun
+{
+	int			n;				/* receipts in the run */
+	int			cap;
+	uint8	   *digests;		/* n x 32 bytes */
+	SogPosition **positions;	/* n positions */
+	bool		single;			/* every position has one component */
+} SogReceiptRun;
+
+
+
+extern void sog_receipt_run_init(SogReceiptRun *run, int expected);
+extern void sog_receipt_run_add(SogReceiptRun *run, SogPosition *pos,
+								const uint8 *digest);
+extern bool sog_receipt_run_find(const SogReceiptRun *run,
+								 const SogPosition *pos, uint8 *digest);
+
+/* Store a run as receipt rows (through the executor); runs inside SPI. */
+extern void sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run);
+/* the same, with the rows' created_at (1.1) given: a pruned run's remainder */
+extern void sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
+									 const Datum *created_at);
+
+/*
+ * Store the dense run first, first+1, ..., first+n-1 (first >= 0, no
+ * overflow) with its n digests back to back: the rows
+ * sog_receipt_run_store would write for it, without a position per event.
+ */
+extern void sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n,
+									const uint8 *digests);
+
+/*
+ * Look up the stored receipt of pos; true and its digest if there is one.
+ * probe caches the stored row fetched last (initialise it with
+ * sog_receipt_run_init); pass the same probe for the events of one call.
+ * Reads the newest committed data, not the transaction snapshot (the caller
+ * holds the checkpoint lock, so no receipt of this checkpoint is in flight).
+ */
+extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
+							   uint8 *digest, SogReceiptRun *probe);
+
+
+/* Drop receipts at or below through; returns how many receipts. */
+extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
+
+/*
+ * Receipts of a checkpoint in position order within [from, to] (NULL: no
+ * bound), on the transaction snapshot; calls emit for each.
+ */
+typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest);
+extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
+							 const SogPosition *to, SogReceiptEmit emit, void *arg);
+
+/*
+ * At the close of a read boundary (the applied position reaches or passes
+ * its cursor): are the records applied in (read_base, cursor] exactly those
+ * the worker noted?  With the boundary's hash: the buffer hash of their
+ * receipts (stored ones through stored_through, then this call's nextra
+ * events, in order) equals it; without one, their number is at least the
+ * noted count.  True when nothing can be checked (no hash and no count, or
+ * the boundary's receipts were pruned).  *found is how many records were
+ * folded (-1 when nothing was checked).  Runs inside SPI.
+ */
+extern bool sog_boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
+								 int nextra, SogPosition *const *extra_pos,
+								 const uint8 *const *extra_dig, int64 *found);
+
+#endif							/* SOG_RECEIPT_H */

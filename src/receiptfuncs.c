@@ -1,0 +1,172 @@
+/*-------------------------------------------------------------------------
+ *
+ * receiptfuncs.c
+ *	  The SQL functions on receipts: sog.receipts() and sog.prune_receipts().
+ *
+ * Relies on receipt.c (the receipt store), checkpoint.c (the row lock),
+ * access.c (who may call them) and tables.c (SPI).  prune_receipts locks
+ * the checkpoint's row (sog_checkpoint_lock) and so serializes with its
+ * workers; receipts() reads on the transaction snapshot without locking.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+
+#include "access.h"
+#include "checkpoint.h"
+#include "compat.h"
+#include "position.h"
+#include "receipt.h"
+#include "recovery.h"
+
+typedef struct ReceiptSink
+{
+	ReturnSetInfo *rsinfo;
+} ReceiptSink;
+
+static void
+emit_receipt(void *arg, SogPosition *pos, const uint8 *digest)
+{
+	ReceiptSink *sink = (ReceiptSink *) arg;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	bytea	   *d = palloc(VARHDRSZ + SOG_DIGEST_LEN);
+
+	SET_VARSIZE(d, VARHDRSZ + SOG_DIGEST_LEN);
+	memcpy(VARDATA(d), digest, SOG_DIGEST_LEN);
+	values[0] = PointerGetDatum(pos);
+	values[1] = PointerGetDatum(d);
+	tuplestore_putvalues(sink->rsinfo->setResult, sink->rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * SQL function: sog.receipts(checkpoint_id bigint, from_position sog.position
+ *	   DEFAULT NULL, to_position sog.position DEFAULT NULL)
+ *	   -> TABLE(position sog.position, payload_digest bytea)
+ *
+ * Reads on the transaction snapshot; takes no lock.
+ */
+PG_FUNCTION_INFO_V1(sog_receipts);
+Datum
+sog_receipts(PG_FUNCTION_ARGS)
+{
+	int64		id;
+	SogPosition *from = PG_ARGISNULL(1) ? NULL : PG_GETARG_SOG_POSITION_P(1);
+	SogPosition *to = PG_ARGISNULL(2) ? NULL : PG_GETARG_SOG_POSITION_P(2);
+	ReceiptSink sink;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	id = PG_GETARG_INT64(0);
+	SOG_INIT_MATERIALIZED_SRF(fcinfo);
+	sink.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	sog_store_begin();
+	sog_check_access(id, sog_checkpoint_consumer(id, SOG_ACCESS_ANY), SOG_ACCESS_ANY);
+	sog_receipt_scan(id, from, to, emit_receipt, &sink);
+	sog_store_end();
+	return (Datum) 0;
+}
+
+/*
+ * An open recovery attempt verifies the events it re-reads against the
+ * receipts from its anchor on (all of them when it reads from the start):
+ * pruning them would make its next event unverifiable and fail it closed.
+ * Refuse instead (55000), as begin_recovery refuses an anchor at or below
+ * the prune horizon.  Runs inside SPI.
+ */
+static void
+refuse_under_open_attempt(const SogCheckpoint *cp, SogPosition *through)
+{
+	Oid			types[2] = {INT8OID, sog_position_type()};
+	Datum		values[2] = {Int64GetDatum(cp->id), PointerGetDatum(through)};
+	bool		isnull;
+	int64		attempt;
+	char	   *anchor;
+
+	sog_exec("SELECT id, anchor::text FROM sog.recovery "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'open' "
+			 "AND (anchor IS NULL OR anchor OPERATOR(pg_catalog.<=) $2) "
+			 "ORDER BY anchor USING OPERATOR(pg_catalog.<) NULLS FIRST LIMIT 1",
+			 2, types, values, NULL, true);
+	if (SPI_processed == 0)
+		return;
+	attempt = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	anchor = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot prune receipts of checkpoint " INT64_FORMAT " through %s while recovery attempt " INT64_FORMAT " is open",
+					cp->id, sog_pos_str(through), attempt),
+			 anchor ?
+			 errdetail("The attempt verifies the events it re-reads against the receipts from its anchor %s on.", anchor) :
+			 errdetail("The attempt reads from the start and verifies every event against its receipt."),
+			 anchor ?
+			 errhint("Prune through a position below %s, or after the attempt concludes (sog.promote).", anchor) :
+			 errhint("Prune after the attempt concludes (sog.promote).")));
+}
+
+/*
+ * SQL function: sog.prune_receipts(checkpoint_id bigint,
+ *	   through sog.position) -> bigint
+ */
+PG_FUNCTION_INFO_V1(sog_prune_receipts);
+Datum
+sog_prune_receipts(PG_FUNCTION_ARGS)
+{
+	SogCheckpoint cp;
+	SogPosition *through;
+	int64		dropped;
+
+	sog_require_arg(fcinfo, 0, "checkpoint_id");
+	sog_require_arg(fcinfo, 1, "through");
+	through = PG_GETARG_SOG_POSITION_P(1);
+
+	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_OPERATOR, false);
+	if (sog_position_cmp_nullable(through, cp.applied_position) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot prune receipts above the applied position of checkpoint " INT64_FORMAT, cp.id),
+				 cp.applied_position ?
+				 errdetail("Pruning through %s was requested, but the checkpoint has applied only through %s.",
+						   sog_pos_str(through), sog_pos_str(cp.applied_position)) :
+				 errdetail("Pruning through %s was requested, but the checkpoint has applied nothing yet.",
+						   sog_pos_str(through)),
+				 cp.applied_position ?
+				 errhint("Prune through a position at or below %s.", sog_pos_str(cp.applied_position)) :
+				 errhint("There is nothing to prune before the first event is applied.")));
+
+	if ((cp.read_hash != NULL || !cp.read_count_isnull) &&
+		sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) > 0 &&
+		sog_position_cmp_nullable(through, cp.read_base) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot prune receipts of checkpoint " INT64_FORMAT " through %s while its read boundary is open",
+						cp.id, sog_pos_str(through)),
+				 errdetail("Records noted as read in (%s, %s] are checked against their receipts when the boundary closes.",
+						   cp.read_base ? sog_pos_str(cp.read_base) : "start", sog_pos_str(cp.source_cursor)),
+				 cp.read_base ?
+				 errhint("Prune through %s or below, or after the worker has applied what it noted.",
+						 sog_pos_str(cp.read_base)) :
+				 errhint("Prune after the worker has applied what it noted.")));
+
+	sog_store_begin();
+	refuse_under_open_attempt(&cp, through);
+	dropped = sog_receipt_prune(cp.id, through);
+	if (sog_position_cmp_nullable(through, cp.prune_horizon) > 0)
+	{
+		cp.prune_horizon = through;
+		sog_checkpoint_write(&cp);
+	}
+	sog_store_end();
+	PG_RETURN_INT64(dropped);
+}
