@@ -23,23 +23,10 @@ use Test::More;
 use lib $FindBin::Bin;
 use SogTest;
 
-my $node = PostgreSQL::Test::Cluster->new('crash_mid_sink');
-$node->init;
-# Cluster.pm turns restart_after_crash off; we want the postmaster to
-# reinitialize after the backend's crash, as a production server does.
-$node->append_conf('postgresql.conf', 'restart_after_crash = on');
-$node->start;
-
-# The extension, the sink table and the helpers every crash test uses
-# (t/sink_setup.sql).
-$node->safe_psql('postgres', slurp_file("$FindBin::Bin/sink_setup.sql"));
-
-my $cp = $node->safe_psql('postgres',
-	q{SELECT id FROM sog.register('c1', 'orders', '0')});
-is( $node->safe_psql(
-		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
-	'1',
-	'worker w1 claims generation 1');
+# the postmaster reinitializes after the backend's crash (t/sink_setup.sql
+# loaded: the extension, the sink and its helpers)
+my $node = SogTest::crash_node('crash_mid_sink', restart_after_crash => 1);
+my $cp = SogTest::claim_c1($node);
 
 # An acknowledged sink transaction for 1..3.
 is( $node->safe_psql(
@@ -137,11 +124,7 @@ is( $node->safe_psql(
 	'2|aligned|6',
 	'a successor resumes after 6');
 
-is( $node->safe_psql(
-		'postgres',
-		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
-	'6|6|1|6',
-	'every position is in the sink exactly once');
+SogTest::sink_exactly_once($node, 1, 6);
 
 SogTest::storage_verifies($node, 'postgres');
 $node->stop;

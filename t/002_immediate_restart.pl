@@ -24,20 +24,8 @@ use Test::More;
 use lib $FindBin::Bin;
 use SogTest;
 
-my $node = PostgreSQL::Test::Cluster->new('immediate_restart');
-$node->init;
-$node->start;
-
-# The extension, the sink table and the helpers every crash test uses
-# (t/sink_setup.sql).
-$node->safe_psql('postgres', slurp_file("$FindBin::Bin/sink_setup.sql"));
-
-my $cp = $node->safe_psql('postgres',
-	q{SELECT id FROM sog.register('c1', 'orders', '0')});
-is( $node->safe_psql(
-		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
-	'1',
-	'worker w1 claims generation 1');
+my $node = SogTest::crash_node('immediate_restart');
+my $cp = SogTest::claim_c1($node);
 
 # Ten acknowledged page transactions of five events each (1..50), each
 # moving the provider token on by compare-and-swap.  A checkpoint after the
@@ -157,17 +145,7 @@ is( $node->safe_psql(
 		   FROM sog.checkpoint WHERE id = $cp"),
 	'2|w2|running|60|60|t|page-11',
 	'checkpoint after the replay: applied 60');
-is( $node->safe_psql(
-		'postgres',
-		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
-	'60|60|1|60',
-	'every position 1..60 is in the sink exactly once');
-is( $node->safe_psql(
-		'postgres',
-		"SELECT count(*), min(\"position\"::numeric), max(\"position\"::numeric)
-		   FROM sog.receipts($cp)"),
-	'60|1|60',
-	'receipts 1..60');
+SogTest::sink_exactly_once($node, 1, 60, $cp);
 
 SogTest::storage_verifies($node, 'postgres');
 $node->stop;

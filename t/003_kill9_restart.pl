@@ -20,20 +20,8 @@ use lib $FindBin::Bin;
 use SogTest;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('kill9_restart');
-$node->init;
-$node->start;
-
-# The extension, the sink table and the helpers every crash test uses
-# (t/sink_setup.sql).
-$node->safe_psql('postgres', slurp_file("$FindBin::Bin/sink_setup.sql"));
-
-my $cp = $node->safe_psql('postgres',
-	q{SELECT id FROM sog.register('c1', 'orders', '0')});
-is( $node->safe_psql(
-		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
-	'1',
-	'worker w1 claims generation 1');
+my $node = SogTest::crash_node('kill9_restart');
+my $cp = SogTest::claim_c1($node);
 
 # Four acknowledged sink transactions, 1..20.
 for my $batch (1 .. 4)
@@ -58,23 +46,7 @@ is($inflight->query_safe("SELECT sink_batch($cp, 1, span(21, 25))"),
 # leave them invisible.
 $node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker ()');
 
-# Every process of the cluster, to wait for them after the kill: the
-# children outlive the postmaster until they notice its death, and a new
-# postmaster cannot start while they still hold the shared memory.
-my @pids = split /\n/,
-  $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
-push @pids, $node->{_pid};
-
-$node->kill9;
-
-my $waited = 0;
-while (grep { kill(0, $_) } @pids)
-{
-	usleep(100_000);
-	last if ++$waited > 10 * $PostgreSQL::Test::Utils::timeout_default;
-}
-ok(!(grep { kill(0, $_) } @pids),
-	'the postmaster and all its children are gone');
+SogTest::kill9_and_wait($node);
 
 $inflight->{stdin} .= "SELECT 1;\n";
 pump_until(
@@ -126,11 +98,7 @@ is( $node->safe_psql(
 		"SELECT generation, owner, state, applied_position FROM sog.checkpoint WHERE id = $cp"),
 	'2|w2|running|25',
 	'checkpoint after the replay: applied 25');
-is( $node->safe_psql(
-		'postgres',
-		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
-	'25|25|1|25',
-	'every position 1..25 is in the sink exactly once');
+SogTest::sink_exactly_once($node, 1, 25);
 
 SogTest::storage_verifies($node, 'postgres');
 $node->stop;

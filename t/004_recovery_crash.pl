@@ -39,36 +39,11 @@ use lib $FindBin::Bin;
 use SogTest;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('recovery_crash');
-$node->init;
-# Cluster.pm turns restart_after_crash off; crash 3 needs the postmaster to
-# reinitialize after a backend's crash, as a production server does.
-$node->append_conf('postgresql.conf', 'restart_after_crash = on');
-$node->start;
-
-# The sink table has no unique key on purpose: an effect written twice must
-# show up as a duplicate row, not as an error.
+# the postmaster reinitializes after a backend's crash (crash 3); the sink
+# and its helpers from t/sink_setup.sql, and the recovery helpers below
+my $node = SogTest::crash_node('recovery_crash', restart_after_crash => 1);
 $node->safe_psql(
 	'postgres', q{
-CREATE EXTENSION stream_offset_guard;
-CREATE TABLE sink (pos sog.position NOT NULL, payload text NOT NULL);
--- The payload of position N is 'pN'.
-CREATE FUNCTION d(p text) RETURNS bytea LANGUAGE sql IMMUTABLE
-AS $$ SELECT sog.payload_digest(convert_to('p' || p, 'UTF8')) $$;
--- The normal sink transaction of a batch: one apply_batch, then the effect
--- of every event that came back true.
-CREATE FUNCTION sink_batch(cp bigint, gen bigint, positions text[])
-RETURNS boolean[] LANGUAGE plpgsql AS $$
-DECLARE
-	fresh boolean[];
-BEGIN
-	fresh := sog.apply_batch(cp, gen, positions::sog.position[],
-		ARRAY(SELECT d(p) FROM unnest(positions) WITH ORDINALITY AS u(p, o) ORDER BY o));
-	INSERT INTO sink
-		SELECT p::sog.position, 'p' || p
-		  FROM unnest(positions, fresh) AS u(p, f) WHERE f;
-	RETURN fresh;
-END $$;
 -- A recovery page: each fetched event checked by sog.recovery_event, its
 -- effect written when the answer is 'apply'.
 CREATE FUNCTION page(rid bigint, positions text[]) RETURNS text
@@ -116,12 +91,7 @@ END
 $$;
 });
 
-my $cp = $node->safe_psql('postgres',
-	q{SELECT id FROM sog.register('c1', 'orders', '0', 'critical', 'kafka', 'topic=orders')});
-is( $node->safe_psql(
-		'postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
-	'1',
-	'worker w1 claims generation 1');
+my $cp = SogTest::claim_c1($node, q{'critical'}, q{'kafka'}, q{'topic=orders'});
 is( $node->safe_psql(
 		'postgres', "BEGIN;
 		 SELECT sink_batch($cp, 1, ARRAY['101', '102', '103', '104', '105']);
@@ -160,22 +130,10 @@ sub promote
 }
 
 # Kill the postmaster with SIGKILL, wait until it and all its children are
-# gone (they outlive it until they notice its death, and a new postmaster
-# cannot start while they hold the shared memory), and start again.
+# gone, and start again.
 sub kill9_and_restart
 {
-	my @pids = split /\n/,
-	  $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
-	push @pids, $node->{_pid};
-	$node->kill9;
-	my $waited = 0;
-	while (grep { kill(0, $_) } @pids)
-	{
-		usleep(100_000);
-		last if ++$waited > 10 * $PostgreSQL::Test::Utils::timeout_default;
-	}
-	ok(!(grep { kill(0, $_) } @pids),
-		'the postmaster and all its children are gone');
+	SogTest::kill9_and_wait($node);
 	$node->start;
 }
 
@@ -354,17 +312,7 @@ is( $node->safe_psql(
 		"SET lock_timeout = '10s'; SELECT sink_batch($cp, 5, ARRAY['109', '110'])"),
 	'{f,t}',
 	'generation 5 continues: 109 is a duplicate, 110 is new');
-is( $node->safe_psql(
-		'postgres',
-		q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
-	'10|10|101|110',
-	'every position 101..110 is in the sink exactly once');
-is( $node->safe_psql(
-		'postgres',
-		"SELECT count(*), min(\"position\"::numeric), max(\"position\"::numeric)
-		   FROM sog.receipts($cp)"),
-	'10|101|110',
-	'receipts 101..110');
+SogTest::sink_exactly_once($node, 101, 110, $cp);
 
 SogTest::storage_verifies($node, 'postgres');
 $node->stop;

@@ -17,7 +17,11 @@ package SogTest;
 use strict;
 use warnings;
 
+use FindBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils ();
 use Test::More;
+use Time::HiRes ();
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -50,6 +54,69 @@ sub wait_for_crash_restart
 		$offset);
 	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
 	$node->wait_for_log(qr/database system is ready to accept connections/, $offset);
+	return;
+}
+
+# A node for the crash tests: started, with t/sink_setup.sql loaded (the
+# extension, the sink table, d(), sink_batch(), span(), span_hash()).
+# restart_after_crash => 1: the postmaster reinitializes after a backend's
+# crash, as a production server does (Cluster.pm's init turns it off; it
+# also writes fsync = off, which a process crash does not need: the
+# kernel keeps what was written).
+sub crash_node
+{
+	my ($name, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', 'restart_after_crash = on') if $opt{restart_after_crash};
+	$node->start;
+	$node->safe_psql('postgres', PostgreSQL::Test::Utils::slurp_file("$FindBin::Bin/sink_setup.sql"));
+	return $node;
+}
+
+# Register checkpoint c1/orders/0 (with the extra register() arguments
+# given) and claim it as w1: its id; one test, that w1 got generation 1.
+sub claim_c1
+{
+	my ($node, @register) = @_;
+	my $args = join '', map { ", $_" } @register;
+	my $cp = $node->safe_psql('postgres', "SELECT id FROM sog.register('c1', 'orders', '0'$args)");
+	is($node->safe_psql('postgres', "SELECT generation FROM sog.claim($cp, 'w1')"),
+		'1', 'worker w1 claims generation 1');
+	return $cp;
+}
+
+# SIGKILL the postmaster and wait until it and all its children are gone
+# (they outlive it until they notice its death, and a new postmaster cannot
+# start while they hold the shared memory); one test.  kill9 does not wait.
+sub kill9_and_wait
+{
+	my ($node) = @_;
+	my @pids = split /\n/, $node->safe_psql('postgres', 'SELECT pid FROM pg_stat_activity');
+	push @pids, $node->{_pid};
+	$node->kill9;
+	my $waited = 0;
+	while (grep { kill(0, $_) } @pids)
+	{
+		Time::HiRes::usleep(100_000);
+		last if ++$waited > 10 * $PostgreSQL::Test::Utils::timeout_default;
+	}
+	ok(!(grep { kill(0, $_) } @pids), 'the postmaster and all its children are gone');
+	return;
+}
+
+# The sink holds positions lo..hi each exactly once (one test), and, with
+# $cp, checkpoint cp holds exactly their receipts (another).
+sub sink_exactly_once
+{
+	my ($node, $lo, $hi, $cp, $what) = @_;
+	my $n = $hi - $lo + 1;
+	is($node->safe_psql('postgres',
+			q{SELECT count(*), count(DISTINCT pos), min(pos::numeric), max(pos::numeric) FROM sink}),
+		"$n|$n|$lo|$hi", $what // "every position $lo..$hi is in the sink exactly once");
+	is($node->safe_psql('postgres',
+			"SELECT count(*), min(\"position\"::numeric), max(\"position\"::numeric) FROM sog.receipts($cp)"),
+		"$n|$lo|$hi", "receipts $lo..$hi") if defined $cp;
 	return;
 }
 
