@@ -2,17 +2,21 @@
 -- tests that mix recovery with the normal sink path, on top of
 -- regress_helpers.sql (its sink table and pg_temp.d()).  Included with \i.
 
--- ev(rid, p): one fetched event in the sink transaction: ask
--- sog.recovery_event, and write the effect only when told 'apply'.
-CREATE FUNCTION pg_temp.ev(rid bigint, p text) RETURNS text
+-- ev(rid, p, payload): what a recovering consumer does per fetched event in
+-- its sink transaction: ask sog.recovery_event, and write the effect only
+-- when told 'apply'.  The payload defaults to 'payload of <p>'.
+CREATE FUNCTION pg_temp.ev(rid bigint, p text, payload text DEFAULT NULL)
+RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
+	body text := coalesce(payload, 'payload of ' || p);
 	outcome text;
 BEGIN
-	outcome := sog.recovery_event(rid, p::sog.position, pg_temp.d(p));
+	outcome := sog.recovery_event(rid, p::sog.position,
+	                              sog.payload_digest(convert_to(body, 'UTF8')));
 	IF outcome = 'apply' THEN
 		INSERT INTO sink
-		SELECT r.checkpoint_id, p::sog.position, 'payload of ' || p
+		SELECT r.checkpoint_id, p::sog.position, body
 		  FROM sog.recovery r WHERE r.id = rid;
 	END IF;
 	RETURN outcome;

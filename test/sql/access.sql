@@ -1,6 +1,6 @@
 --
 -- access: consumer roles scoped to their consumers, operators, and who is
--- checked (contract sections 9 and 10)
+-- checked (README: roles and grants, backup and restore and the SQL reference)
 --
 -- grant_consumer(role, consumer) lets a role act only on that consumer's
 -- checkpoints (several calls add names); without a name, on all of them.

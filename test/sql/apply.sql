@@ -1,6 +1,6 @@
 --
 -- apply: sog.apply and sog.apply_batch, the guarded sink transaction, and
--- sog.receipts (contract section 5)
+-- sog.receipts (README: the consumer guide)
 --
 -- The caller's pattern: in one transaction, sog.apply (or apply_batch)
 -- decides, and the effect is written only for new events; the receipt and

@@ -1,6 +1,6 @@
 --
 -- binary: send/receive of sog.position through COPY (FORMAT binary)
--- (contract section 2)
+-- (README: the position type)
 --
 -- Server-side COPY to and from a file needs superuser, which pg_regress is.
 -- The files are /tmp/sog_regress_binary_<backend pid>_*.copy and are removed

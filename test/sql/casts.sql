@@ -1,6 +1,6 @@
 --
 -- casts: bigint, numeric, pg_lsn and text to and from sog.position
--- (contract section 2)
+-- (README: the position type)
 --
 \set VERBOSITY default
 \set SHOW_CONTEXT never

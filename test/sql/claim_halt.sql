@@ -1,5 +1,5 @@
 --
--- claim_halt: sog.claim and sog.halt (contract sections 4 and 5)
+-- claim_halt: sog.claim and sog.halt (README: pure halt evaluation and the consumer guide)
 --
 -- A claim takes over a checkpoint (generation + 1) and evaluates its
 -- predecessor's read boundary; a halt records the boundary at a graceful

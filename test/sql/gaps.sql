@@ -1,6 +1,6 @@
 --
 -- gaps: verify_gap, skip_gap, resolve_gap, and what a pending gap refuses
--- (contract sections 5 and 8)
+-- (README: the consumer guide and what each SQLSTATE tells the consumer)
 --
 -- While a checkpoint is replaying (an unverified gap) or failed_closed (an
 -- open gap), nothing above applied_position is accepted (SG004), nor a new

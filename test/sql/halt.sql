@@ -1,5 +1,5 @@
 --
--- halt: sog.evaluate_halt and sog.verify_resume (contract section 4)
+-- halt: sog.evaluate_halt and sog.verify_resume (README: pure halt evaluation)
 --
 -- Oracles: the "evaluate_halt" and "verify_resume" vectors of
 -- test/contract-v1.json (loaded, not retyped), and for the extra cases the

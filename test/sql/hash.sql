@@ -1,5 +1,5 @@
 --
--- hash: sog.payload_digest and sog.buffer_hash (contract section 3)
+-- hash: sog.payload_digest and sog.buffer_hash (README: hash definitions)
 --
 -- Oracles: the "buffer_hash" vectors of test/contract-v1.json (loaded, not
 -- retyped), and pgcrypto's digest(), with which the chain is recomputed in

@@ -1,6 +1,6 @@
 --
--- identity: the source identity is checked on every claim (contract
--- section 5; issue 8, defect 5)
+-- identity: the source identity is checked on every claim (README: the
+-- consumer guide; issue 8, defect 5)
 --
 -- A claim whose source_identity differs from the registered one is an
 -- unrecoverable divergence with an identity_changed gap, whatever state

@@ -1,6 +1,6 @@
 --
--- index: btree and hash operator classes of sog.position (contract
--- section 2): the planner uses them, they answer like a sequential scan,
+-- index: btree and hash operator classes of sog.position (README:
+-- the position type): the planner uses them, they answer like a sequential scan,
 -- uniqueness follows position equality, and amcheck finds the btree sound.
 --
 \set VERBOSITY default

@@ -1,5 +1,5 @@
 --
--- loss: what a loss records (contract sections 6, 7 and 10; issue 8,
+-- loss: what a loss records (README: expired-token recovery, the operator guide and the SQL reference; issue 8,
 -- defect 2 and the consumer's report_gap and gaps)
 --
 -- A gap row covers (from_position, to_position]: from is the applied

@@ -1,7 +1,7 @@
 --
 -- operators: sog.status, sog.unresolved_gaps, NOTIFY sog_gap,
 -- sog.prune_receipts, the monotonicity trigger, and privileges
--- (contract sections 5, 7 and 9)
+-- (README: the consumer guide, the operator guide and roles and grants, backup and restore)
 --
 -- Consumers here are named ops-*; ids and generations are looked up.
 --

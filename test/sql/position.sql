@@ -1,5 +1,5 @@
 --
--- position: text I/O and order of sog.position (contract section 2)
+-- position: text I/O and order of sog.position (README: the position type)
 --
 -- The vectors are loaded from test/contract-v1.json, never retyped, and
 -- every check compares the extension's answer with the vector.

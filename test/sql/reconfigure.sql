@@ -1,6 +1,6 @@
 --
 -- reconfigure: settings fixed after register, recorded; providers known at
--- register (contract section 10)
+-- register (README: the SQL reference)
 --
 -- Consumers here are named reconfigure-*.
 --

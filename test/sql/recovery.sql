@@ -1,5 +1,5 @@
 --
--- recovery: expired-token recovery (contract section 6, with 5, 7 and 8)
+-- recovery: expired-token recovery (README: expired-token recoverywith 5, 7 and 8)
 --
 -- A provider permanently rejects the checkpoint's continuation token.  The
 -- consumer opens an attempt with sog.begin_recovery from an anchor it can
@@ -9,19 +9,8 @@
 -- setup in the same database; consumers here are named recovery-*, and ids
 -- (checkpoints, attempts, gaps) are looked up, never written down.
 --
-\i test/regress_common.sql
-
--- The sink: the effect of each applied event is one row.  No unique key on
--- purpose: an effect written twice shows up as two rows.
-CREATE TEMP TABLE sink (cp bigint NOT NULL, pos sog.position NOT NULL,
-                        payload text NOT NULL);
-
--- effects(cp): the sink rows of a checkpoint, e.g. '101 102 103'.
-CREATE FUNCTION pg_temp.effects(cp bigint) RETURNS text
-LANGUAGE sql AS $$
-	SELECT coalesce(string_agg(s.pos::text, ' ' ORDER BY s.pos), '(none)')
-	  FROM sink s WHERE s.cp = $1
-$$;
+\i test/regress_helpers.sql
+\i test/recovery_helpers.sql
 
 -- receipts(cp): the receipts of a checkpoint, each checked against d().
 CREATE FUNCTION pg_temp.receipts(cp bigint) RETURNS text
@@ -33,67 +22,9 @@ LANGUAGE sql AS $$
 	  FROM sog.receipts($1) r
 $$;
 
--- apply_batch(cp, gen, positions): the normal sink transaction of a batch:
--- the effect of every event sog.apply_batch calls new is written.
-CREATE FUNCTION pg_temp.apply_batch(cp bigint, gen bigint, positions text[])
-RETURNS boolean[]
-LANGUAGE plpgsql AS $$
-DECLARE
-	ok boolean[];
-BEGIN
-	ok := sog.apply_batch(cp, gen, positions::sog.position[],
-	        ARRAY(SELECT pg_temp.d(p) FROM unnest(positions) WITH ORDINALITY u(p, i)
-	               ORDER BY i));
-	INSERT INTO sink
-	SELECT cp, p::sog.position, 'payload of ' || p
-	  FROM unnest(positions) WITH ORDINALITY u(p, i)
-	 WHERE ok[i];
-	RETURN ok;
-END
-$$;
-
--- ev(rid, p, payload): what a recovering consumer does per fetched event in
--- its sink transaction: ask sog.recovery_event, and write the effect only
--- when told 'apply'.  The payload defaults to 'payload of <p>'.
-CREATE FUNCTION pg_temp.ev(rid bigint, p text, payload text DEFAULT NULL)
-RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	body text := coalesce(payload, 'payload of ' || p);
-	outcome text;
-BEGIN
-	outcome := sog.recovery_event(rid, p::sog.position,
-	                              sog.payload_digest(convert_to(body, 'UTF8')));
-	IF outcome = 'apply' THEN
-		INSERT INTO sink
-		SELECT r.checkpoint_id, p::sog.position, body
-		  FROM sog.recovery r WHERE r.id = rid;
-	END IF;
-	RETURN outcome;
-END
-$$;
-
--- page(rid, positions): a fetched page, event by event with ev(); like a
--- real consumer it stops at the first outcome that stops the attempt.
--- Returns e.g. '103 verified, 104 apply'.
-CREATE FUNCTION pg_temp.page(rid bigint, positions text[]) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	p text;
-	outcome text;
-	seen text[] := '{}';
-BEGIN
-	FOREACH p IN ARRAY positions LOOP
-		outcome := pg_temp.ev(rid, p);
-		seen := seen || (p || ' ' || outcome);
-		EXIT WHEN outcome NOT IN ('verified', 'apply', 'duplicate');
-	END LOOP;
-	RETURN array_to_string(seen, ', ');
-END
-$$;
-
--- cp(id): the checkpoint as recovery sees it, with the counts of sog.status.
-CREATE FUNCTION pg_temp.cp(id bigint,
+-- cp_token(id): the checkpoint as recovery sees it (its provider token too),
+-- with the counts of sog.status.
+CREATE FUNCTION pg_temp.cp_token(id bigint,
     OUT generation bigint, OUT provider_token text,
     OUT applied_position sog.position, OUT source_cursor sog.position,
     OUT state text, OUT open_gaps bigint, OUT open_recoveries bigint)
@@ -182,12 +113,12 @@ BEGIN
 		              coalesce(g.to_position::text, 'null'), g.verdict,
 		              CASE WHEN g.open THEN '' ELSE ' resolved' END);
 	END IF;
-	SELECT * INTO c FROM pg_temp.cp(cp);
+	SELECT * INTO c FROM pg_temp.cp_token(cp);
 	checkpoint := format('%s gen %s token %s applied %s', c.state, c.generation,
 	                     c.provider_token, coalesce(c.applied_position::text, 'null'));
 	IF r.state = 'failed' THEN
 		PERFORM pg_temp.resolve(r.id);
-		after_resolve := (SELECT x.state FROM pg_temp.cp(cp) x);
+		after_resolve := (SELECT x.state FROM pg_temp.cp_token(cp) x);
 	END IF;
 END
 $$;
@@ -216,7 +147,7 @@ BEGIN;
 SELECT pg_temp.apply_batch(:ref, 12, '{103,104,105}');
 SELECT sog.commit_page(:ref, 12, 'C7', 'C8');
 COMMIT;
-SELECT * FROM pg_temp.cp(:ref);
+SELECT * FROM pg_temp.cp_token(:ref);
 
 -- C8 is rejected for good.  Kafka seeks inclusively and needs no finality
 -- (it does not backfill); retention starts at 50.
@@ -228,14 +159,14 @@ SELECT state, failure, gap_id, generation, expired_token, query_scope, provider,
        anchor_inclusive, retained_from, finalized_through, applied_at_start,
        checkpoint_state_at_start, last_position
   FROM reference_attempt \gx
-SELECT * FROM pg_temp.cp(:ref);
+SELECT * FROM pg_temp.cp_token(:ref);
 
 -- The page transaction: the fetched events, then the promotion.
 BEGIN;
 SELECT pg_temp.page(:rid, '{103,104,105,106}');
 SELECT * FROM sog.promote(:rid, 'N1', '106');
 COMMIT;
-SELECT * FROM pg_temp.cp(:ref);
+SELECT * FROM pg_temp.cp_token(:ref);
 SELECT * FROM pg_temp.attempt(:rid);
 SELECT pg_temp.receipts(:ref) AS receipts, pg_temp.effects(:ref) AS effects;
 
@@ -246,7 +177,7 @@ SELECT * FROM pg_temp.err($$SELECT sog.promote($1, 'N2', '106')$$, :rid) \gx
 SELECT * FROM pg_temp.err($$SELECT sog.promote($1, NULL, '106')$$, :rid) \gx
 -- The attempt is concluded: no more events (55000).
 SELECT * FROM pg_temp.err($$SELECT sog.recovery_event($1, '107', pg_temp.d('107'))$$, :rid) \gx
-SELECT * FROM pg_temp.cp(:ref);
+SELECT * FROM pg_temp.cp_token(:ref);
 -- Promotion bumped the generation: generation 12 is fenced (SG001), and the
 -- consumer continues with generation 13 and token N1.
 SELECT * FROM pg_temp.err($$SELECT sog.commit_page($1, 12, 'N1', 'N2')$$, :ref) \gx
@@ -254,7 +185,7 @@ BEGIN;
 SELECT pg_temp.apply_batch(:ref, 13, '{106,107}');
 SELECT sog.commit_page(:ref, 13, 'N1', 'N2');
 COMMIT;
-SELECT * FROM pg_temp.cp(:ref);
+SELECT * FROM pg_temp.cp_token(:ref);
 SELECT pg_temp.effects(:ref) AS effects;
 
 --
@@ -274,7 +205,7 @@ SELECT 1 / 0;
 ROLLBACK;
 SELECT * FROM sog.promote(:rid, 'N1', '106');
 SELECT * FROM pg_temp.attempt(:rid);
-SELECT * FROM pg_temp.cp(:rb);
+SELECT * FROM pg_temp.cp_token(:rb);
 SELECT pg_temp.receipts(:rb) AS receipts, pg_temp.effects(:rb) AS effects;
 -- Only the first events committed: the page is still incomplete.
 SELECT pg_temp.page(:rid, '{103,104,105}');
@@ -285,7 +216,7 @@ BEGIN;
 SELECT pg_temp.page(:rid, '{106}');
 ROLLBACK;
 SELECT * FROM sog.promote(:rid, 'N1', '106');
-SELECT * FROM pg_temp.cp(:rb);
+SELECT * FROM pg_temp.cp_token(:rb);
 -- 106 commits: now page_last 106 is the last recorded event.  A promote
 -- naming another last event is still incomplete.
 SELECT pg_temp.page(:rid, '{106}');
@@ -306,7 +237,7 @@ SELECT pg_temp.page(:rid, '{104,105,106}');
 SELECT sog.commit_page(:lp, 1, 'C8', 'C9');
 SELECT * FROM sog.promote(:rid, 'N1', '106');
 SELECT * FROM pg_temp.attempt(:rid);
-SELECT * FROM pg_temp.cp(:lp);
+SELECT * FROM pg_temp.cp_token(:lp);
 -- Retried: lost again, the same answer, nothing changes.
 SELECT * FROM sog.promote(:rid, 'N1', '106');
 SELECT * FROM sog.promote(:rid, 'other', NULL);
@@ -314,7 +245,7 @@ SELECT * FROM pg_temp.err($$SELECT sog.recovery_event($1, '107', pg_temp.d('107'
 -- The lost attempt's effect of 106 committed with its receipt: the normal
 -- path finds the receipt and skips the effect, so 106 is in the sink once.
 SELECT pg_temp.apply_batch(:lp, 1, '{106,107}');
-SELECT * FROM pg_temp.cp(:lp);
+SELECT * FROM pg_temp.cp_token(:lp);
 SELECT pg_temp.receipts(:lp) AS receipts, pg_temp.effects(:lp) AS effects;
 
 -- 3b. Two attempts from the same token; the second sees the receipt the
@@ -323,7 +254,7 @@ SELECT pg_temp.prepare('recovery-duplicate', 'kafka', 'topic=orders') AS dp \gse
 SELECT id AS ra FROM sog.begin_recovery(:dp, 1, 'C8', 'topic=orders', '104', true) \gset
 SELECT pg_temp.page(:ra, '{104,105,106}');
 SELECT id AS rb2 FROM sog.begin_recovery(:dp, 1, 'C8', 'topic=orders', '105', true) \gset
-SELECT * FROM pg_temp.cp(:dp);
+SELECT * FROM pg_temp.cp_token(:dp);
 SELECT pg_temp.page(:rb2, '{105,106,107}');
 SELECT * FROM pg_temp.attempt(:rb2);
 SELECT * FROM sog.promote(:rb2, 'NB', '107');
@@ -334,7 +265,7 @@ SELECT * FROM pg_temp.err($$SELECT sog.recovery_event($1, '107', pg_temp.d('107'
 SELECT * FROM sog.promote(:ra, 'NA', '106');
 SELECT * FROM sog.promote(:ra, 'NA', '106');
 SELECT * FROM pg_temp.attempt(:ra);
-SELECT * FROM pg_temp.cp(:dp);
+SELECT * FROM pg_temp.cp_token(:dp);
 SELECT pg_temp.receipts(:dp) AS receipts, pg_temp.effects(:dp) AS effects;
 
 --
@@ -348,11 +279,11 @@ SELECT pg_temp.prepare('recovery-refusals', 'kafka', 'topic=orders') AS rf \gset
 SELECT id AS rid FROM sog.begin_recovery(:rf, 1, 'C8', 'topic=orders-v2', '103', true) \gset
 SELECT * FROM pg_temp.attempt(:rid);
 SELECT * FROM pg_temp.gap(:rid);
-SELECT * FROM pg_temp.cp(:rf);
+SELECT * FROM pg_temp.cp_token(:rf);
 -- While it is failed_closed, the normal path is refused above applied.
 SELECT state, message FROM pg_temp.err($$SELECT sog.apply($1, 1, '106', pg_temp.d('106'))$$, :rf);
 SELECT pg_temp.resolve(:rid);
-SELECT * FROM pg_temp.cp(:rf);
+SELECT * FROM pg_temp.cp_token(:rf);
 -- No scope (NULL) is another scope too.
 SELECT * FROM pg_temp.refusal(:rf, 1, 'C8', NULL, '103', true);
 -- scope_changed comes first: every later check would refuse this one too.
@@ -516,7 +447,7 @@ SELECT q.ord, e.state, e.message
        LATERAL pg_temp.err(q.sql, :rf, :rid) e
  ORDER BY q.ord;
 -- None of these errors left an attempt or a gap behind.
-SELECT * FROM pg_temp.cp(:rf);
+SELECT * FROM pg_temp.cp_token(:rf);
 
 --
 -- 6. Stops of recovery_event: the attempt fails, a gap is recorded, the
@@ -534,14 +465,14 @@ SELECT * FROM pg_temp.attempt(:rid);
 SELECT reason, verdict, same_generation, from_position,
        (to_position IS NULL OR to_position >= from_position) AS to_not_below_from, open
   FROM pg_temp.gap(:rid);
-SELECT * FROM pg_temp.cp(:st);
+SELECT * FROM pg_temp.cp_token(:st);
 SELECT * FROM pg_temp.err($$SELECT sog.recovery_event($1, '105', pg_temp.d('105'))$$, :rid) \gx
 SELECT * FROM sog.promote(:rid, 'N1', '104');
 SELECT * FROM sog.promote(:rid, 'N1', '103');
 SELECT pg_temp.resolve(:rid);
 -- Once the gap is resolved the failed attempt still never promotes.
 SELECT * FROM sog.promote(:rid, 'N1', '103');
-SELECT * FROM pg_temp.cp(:st);
+SELECT * FROM pg_temp.cp_token(:st);
 
 -- 6.2 unverifiable: 100 is at or below applied but has no receipt (the
 -- checkpoint's first applied event was 101).
@@ -551,7 +482,7 @@ SELECT * FROM pg_temp.attempt(:rid);
 SELECT reason, verdict, from_position,
        (to_position IS NULL OR to_position >= from_position) AS to_not_below_from, open
   FROM pg_temp.gap(:rid);
-SELECT state FROM pg_temp.cp(:st);
+SELECT state FROM pg_temp.cp_token(:st);
 SELECT * FROM sog.promote(:rid, 'N1', '100');
 SELECT pg_temp.resolve(:rid);
 
@@ -563,7 +494,7 @@ SELECT * FROM pg_temp.attempt(:rid);
 SELECT reason, verdict, from_position,
        (to_position IS NULL OR to_position >= from_position) AS to_not_below_from, open
   FROM pg_temp.gap(:rid);
-SELECT state FROM pg_temp.cp(:st);
+SELECT state FROM pg_temp.cp_token(:st);
 SELECT pg_temp.resolve(:rid);
 
 -- 6.4 coverage_gap: a position not above the previous one (the same again,
@@ -615,12 +546,12 @@ SELECT pg_temp.page(:rid, '{106}');
 SELECT id AS rid2 FROM sog.begin_recovery(:st, 1, 'C8', 'topic=orders', '105', true) \gset
 SELECT pg_temp.ev(:rid2, '105') AS e105, pg_temp.ev(:rid2, '106', 'payload of 106, altered') AS e106;
 SELECT reason, verdict, from_position, to_position, open FROM pg_temp.gap(:rid2);
-SELECT * FROM pg_temp.cp(:st);
+SELECT * FROM pg_temp.cp_token(:st);
 SELECT * FROM sog.promote(:rid, 'N1', '106');
 SELECT state FROM pg_temp.attempt(:rid);
 SELECT pg_temp.resolve(:rid2);
 SELECT * FROM sog.promote(:rid, 'N1', '106');
-SELECT * FROM pg_temp.cp(:st);
+SELECT * FROM pg_temp.cp_token(:st);
 SELECT pg_temp.receipts(:st) AS receipts, pg_temp.effects(:st) AS effects;
 -- Every stop attempt is failed with its gap resolved; none of them moved
 -- the checkpoint.
@@ -647,7 +578,7 @@ SELECT pg_temp.prepare('recovery-empty', 'kafka', 'topic=orders') AS em \gset
 SELECT id AS rid FROM sog.begin_recovery(:em, 1, 'C8', 'topic=orders', '105', false) \gset
 SELECT * FROM sog.promote(:rid, 'E1', NULL);
 SELECT * FROM pg_temp.attempt(:rid);
-SELECT * FROM pg_temp.cp(:em);
+SELECT * FROM pg_temp.cp_token(:em);
 
 -- A user's provider whose documentation says an empty page is a barrier.
 INSERT INTO sog.provider (name, seek_inclusive, no_late_arrivals, empty_page_is_barrier,
@@ -662,7 +593,7 @@ SELECT * FROM sog.promote(:rid, 'B1', '106');
 -- The empty page promotes: token replaced, generation + 1, applied unchanged.
 SELECT * FROM sog.promote(:rid, 'B1', NULL);
 SELECT * FROM pg_temp.attempt(:rid);
-SELECT * FROM pg_temp.cp(:br);
+SELECT * FROM pg_temp.cp_token(:br);
 SELECT * FROM sog.promote(:rid, 'B1', NULL);
 -- With an event recorded, a NULL page_last is incomplete, even for a
 -- barrier provider.
@@ -681,14 +612,14 @@ SELECT id AS rid FROM sog.begin_recovery(:ov, 1, 'C8', 'topic=orders', '102', tr
 SELECT pg_temp.page(:rid, '{102,103,104,105}');
 SELECT * FROM sog.promote(:rid, 'O1', '105');
 SELECT * FROM pg_temp.attempt(:rid);
-SELECT * FROM pg_temp.cp(:ov);
+SELECT * FROM pg_temp.cp_token(:ov);
 
 -- 8.2 The next token expires too, and the anchor moves back further, to
 -- 101: again only verified events; applied stays 105.
 SELECT id AS rid FROM sog.begin_recovery(:ov, 2, 'O1', 'topic=orders', '101', true) \gset
 SELECT pg_temp.page(:rid, '{101,102,103}');
 SELECT * FROM sog.promote(:rid, 'O2', '103');
-SELECT * FROM pg_temp.cp(:ov);
+SELECT * FROM pg_temp.cp_token(:ov);
 
 -- 8.3 The attempt applied 106 and 107; meanwhile the normal path of the
 -- same generation applied 106..109 (106 and 107 found the attempt's
@@ -696,10 +627,10 @@ SELECT * FROM pg_temp.cp(:ov);
 SELECT id AS rid FROM sog.begin_recovery(:ov, 3, 'O2', 'topic=orders', '105', true) \gset
 SELECT pg_temp.page(:rid, '{105,106,107}');
 SELECT pg_temp.apply_batch(:ov, 3, '{106,107,108,109}');
-SELECT * FROM pg_temp.cp(:ov);
+SELECT * FROM pg_temp.cp_token(:ov);
 SELECT * FROM sog.promote(:rid, 'O3', '107');
 SELECT * FROM pg_temp.attempt(:rid);
-SELECT * FROM pg_temp.cp(:ov);
+SELECT * FROM pg_temp.cp_token(:ov);
 SELECT pg_temp.receipts(:ov) AS receipts, pg_temp.effects(:ov) AS effects;
 
 --

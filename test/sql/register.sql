@@ -1,5 +1,5 @@
 --
--- register: sog.register (contract section 5)
+-- register: sog.register (README: the consumer guide)
 --
 -- Creates the checkpoint of (consumer, stream, partition) or returns the
 -- existing one; a conflicting re-register and blank or invalid arguments

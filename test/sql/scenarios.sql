@@ -1,6 +1,6 @@
 --
 -- scenarios: the failure modes the guard exists for, as narrated stories
--- with a sink table (contract sections 4, 5 and 7)
+-- with a sink table (README: pure halt evaluation, the consumer guide and the operator guide)
 --
 --   1. gap loss: records read but not applied when a worker dies are
 --      neither lost nor applied twice;

@@ -1,6 +1,6 @@
 --
 -- skew: the temporal-skew rule on every path that can move the applied
--- position (contract sections 5, 6 and 8; issue 8, defect 1)
+-- position (README: the consumer guide, expired-token recovery and what each SQLSTATE tells the consumer; issue 8, defect 1)
 --
 -- "Nothing above an unverified or unresolved gap": while a checkpoint is
 -- replaying (a predecessor's read boundary awaits verify_gap) or
