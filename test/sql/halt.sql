@@ -10,8 +10,7 @@
 --
 -- The database must be UTF8 (the non-ASCII buffer hashes below).
 --
-\set VERBOSITY default
-\set SHOW_CONTEXT never
+\i test/type_helpers.sql
 
 \set vectors `cat test/contract-v1.json`
 
@@ -325,18 +324,7 @@ SELECT count(*) AS rows
 -- implementation chose: a NULL requested cursor is "from the start", below
 -- every position, so it is admissible unless the manifest refuses every
 -- cursor; a NULL manifest or verdict is an error (22023).
-CREATE FUNCTION pg_temp.try(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE q INTO r;
-	RETURN coalesce(r, 'NULL');
-EXCEPTION WHEN OTHERS THEN
-	RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
-END
-$$;
-SELECT label, pg_temp.try(q) AS got
+SELECT label, pg_temp.try_message(q) AS got
   FROM (VALUES
 	('requested NULL',
 	 $q$SELECT admissible || ' ' || message

@@ -7,23 +7,9 @@
 --   h0 = sha256('sog:buffer:v1')
 --   hi = sha256(h(i-1) || be16(len(Pi)) || Pi || Di)
 --
-\set VERBOSITY default
-\set SHOW_CONTEXT never
+\i test/type_helpers.sql
 
 \set vectors `cat test/contract-v1.json`
-
--- try(query): the query's single text result, or 'ERROR <sqlstate>'.
-CREATE FUNCTION pg_temp.try(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE q INTO r;
-	RETURN r;
-EXCEPTION WHEN OTHERS THEN
-	RETURN 'ERROR ' || SQLSTATE;
-END
-$$;
 
 -- The vectors, one row per record (vectors without records have none here).
 CREATE TEMP TABLE hv AS
@@ -261,18 +247,7 @@ SELECT sog.buffer_hash('{}'::sog.position[], '{}'::bytea[])
 -- an error (22023), never silently skipped; a NULL array gives NULL (the
 -- function is strict); a two-dimensional array is read in storage order,
 -- like the flat one.
-CREATE FUNCTION pg_temp.try_msg(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE q INTO r;
-	RETURN coalesce(r, 'NULL');
-EXCEPTION WHEN OTHERS THEN
-	RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM;
-END
-$$;
-SELECT label, pg_temp.try_msg(q) AS got
+SELECT label, pg_temp.try_message(q) AS got
   FROM (VALUES
 	('agg: NULL position row',
 	 $q$SELECT sog.buffer_hash(p::sog.position, digest('x', 'sha256') ORDER BY n)

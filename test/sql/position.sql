@@ -4,8 +4,7 @@
 -- The vectors are loaded from test/contract-v1.json, never retyped, and
 -- every check compares the extension's answer with the vector.
 --
-\set VERBOSITY default
-\set SHOW_CONTEXT never
+\i test/type_helpers.sql
 
 \set vectors `cat test/contract-v1.json`
 
@@ -17,14 +16,6 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
 	RETURN 'ERROR ' || SQLSTATE;
 END
-$$;
-
--- short(text): long strings abbreviated, so the expected file stays readable.
-CREATE FUNCTION pg_temp.short(t text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-	SELECT CASE WHEN length(t) > 24
-		THEN left(t, 8) || '...' || right(t, 4) || ' (' || length(t) || ' chars)'
-		ELSE t END
 $$;
 
 --
