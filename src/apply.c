@@ -293,69 +293,6 @@ sog_apply(PG_FUNCTION_ARGS)
 }
 
 /*
- * The events of apply_batch's two arrays, checked: one-dimensional, as
- * many positions as digests, no NULL element, 32-byte digests.  *lbound is
- * the positions' lower bound (the result keeps it).  The positions are a
- * sog.position[] or (apply_batch_int8) a bigint[], each element converted
- * as the cast sog.position(bigint) converts it.
- */
-static int
-batch_events(ArrayType *parr, ArrayType *darr, SogPosition ***pos,
-			 const uint8 ***dig, int *lbound)
-{
-	Datum	   *pd;
-	bool	   *pn;
-	Datum	   *dd;
-	bool	   *dn;
-	int			np;
-	int			nd;
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	int			i;
-
-	if (ARR_NDIM(parr) > 1 || ARR_NDIM(darr) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("positions and payload digests must be one-dimensional arrays"),
-				 errdetail("The arrays have %d and %d dimensions.", ARR_NDIM(parr), ARR_NDIM(darr)),
-				 errhint("Pass one flat array of positions and one of digests.")));
-	*lbound = ARR_NDIM(parr) == 1 ? ARR_LBOUND(parr)[0] : 1;
-	get_typlenbyvalalign(ARR_ELEMTYPE(parr), &typlen, &typbyval, &typalign);
-	deconstruct_array(parr, ARR_ELEMTYPE(parr), typlen, typbyval, typalign, &pd, &pn, &np);
-	deconstruct_array(darr, BYTEAOID, -1, false, TYPALIGN_INT, &dd, &dn, &nd);
-	if (np != nd)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("position and digest arrays differ in length"),
-				 errdetail("There are %d positions and %d digests.", np, nd),
-				 errhint("Pass one payload digest per position, in the same order.")));
-
-	*pos = palloc(sizeof(SogPosition *) * Max(np, 1));
-	*dig = palloc(sizeof(uint8 *) * Max(np, 1));
-	for (i = 0; i < np; i++)
-	{
-		bytea	   *d;
-
-		if (pn[i] || dn[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("events need a position and a payload digest"),
-					 errdetail("The %s of element %d is NULL.",
-							   pn[i] ? "position" : "payload digest", i + 1),
-					 errhint("Remove incomplete events from the batch.")));
-		if (ARR_ELEMTYPE(parr) == INT8OID)
-			(*pos)[i] = sog_position_from_int64(DatumGetInt64(pd[i]), i + 1);
-		else
-			(*pos)[i] = DatumGetSogPositionP(pd[i]);
-		d = DatumGetByteaPP(dd[i]);
-		sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(d));
-		(*dig)[i] = (const uint8 *) VARDATA_ANY(d);
-	}
-	return np;
-}
-
-/*
  * apply_batch and apply_batch_int8 (fname, for the errors): the checkpoint
  * id, generation, positions and digests of fcinfo's four arguments.
  *
@@ -378,8 +315,8 @@ apply_batch_call(FunctionCallInfo fcinfo, const char *fname)
 	sog_require_arg(fcinfo, 1, "generation");
 	sog_require_arg(fcinfo, 2, "positions");
 	sog_require_arg(fcinfo, 3, "payload_digests");
-	n = batch_events(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3),
-					 &pos, &dig, &lbound);
+	n = sog_records_from_arrays(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3),
+								"events", &pos, &dig, &lbound);
 	result = palloc(sizeof(bool) * Max(n, 1));
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);

@@ -241,24 +241,19 @@ sog_buffer_hash_final(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(hex));
 }
 
-/* SQL function: sog.buffer_hash(sog.position[], bytea[]) -> text */
-PG_FUNCTION_INFO_V1(sog_buffer_hash_array);
-Datum
-sog_buffer_hash_array(PG_FUNCTION_ARGS)
+int
+sog_records_from_arrays(ArrayType *parr, ArrayType *darr, const char *what,
+						SogPosition ***pos, const uint8 ***dig, int *lbound)
 {
-	ArrayType  *parr = PG_GETARG_ARRAYTYPE_P(0);
-	ArrayType  *darr = PG_GETARG_ARRAYTYPE_P(1);
-	Datum	   *pos;
-	bool	   *pnull;
-	Datum	   *dig;
-	bool	   *dnull;
+	Datum	   *pd;
+	bool	   *pn;
+	Datum	   *dd;
+	bool	   *dn;
 	int			np;
 	int			nd;
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
-	SogBufferHash state;
-	char		hex[2 * SOG_DIGEST_LEN + 1];
 	int			i;
 
 	if (ARR_NDIM(parr) > 1 || ARR_NDIM(darr) > 1)
@@ -267,10 +262,11 @@ sog_buffer_hash_array(PG_FUNCTION_ARGS)
 				 errmsg("positions and payload digests must be one-dimensional arrays"),
 				 errdetail("The arrays have %d and %d dimensions.", ARR_NDIM(parr), ARR_NDIM(darr)),
 				 errhint("Pass one flat array of positions and one of digests.")));
+	if (lbound)
+		*lbound = ARR_NDIM(parr) == 1 ? ARR_LBOUND(parr)[0] : 1;
 	get_typlenbyvalalign(ARR_ELEMTYPE(parr), &typlen, &typbyval, &typalign);
-	deconstruct_array(parr, ARR_ELEMTYPE(parr), typlen, typbyval, typalign,
-					  &pos, &pnull, &np);
-	deconstruct_array(darr, BYTEAOID, -1, false, TYPALIGN_INT, &dig, &dnull, &nd);
+	deconstruct_array(parr, ARR_ELEMTYPE(parr), typlen, typbyval, typalign, &pd, &pn, &np);
+	deconstruct_array(darr, BYTEAOID, -1, false, TYPALIGN_INT, &dd, &dn, &nd);
 	if (np != nd)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -278,25 +274,49 @@ sog_buffer_hash_array(PG_FUNCTION_ARGS)
 				 errdetail("There are %d positions and %d digests.", np, nd),
 				 errhint("Pass one payload digest per position, in the same order.")));
 
-	sog_buffer_hash_init(&state);
+	*pos = palloc(sizeof(SogPosition *) * Max(np, 1));
+	*dig = palloc(sizeof(uint8 *) * Max(np, 1));
 	for (i = 0; i < np; i++)
 	{
-		SogPosition *p;
 		bytea	   *d;
 
-		CHECK_FOR_INTERRUPTS();
-		if (pnull[i] || dnull[i])
+		if (pn[i] || dn[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("buffer hash records need a position and a payload digest"),
+					 errmsg("%s need a position and a payload digest", what),
 					 errdetail("The %s of element %d is NULL.",
-							   pnull[i] ? "position" : "payload digest", i + 1),
-					 errhint("Remove incomplete records from the arrays.")));
-		p = DatumGetSogPositionP(pos[i]);
-		d = DatumGetByteaPP(dig[i]);
+							   pn[i] ? "position" : "payload digest", i + 1),
+					 errhint("Remove the incomplete element from the arrays.")));
+		if (ARR_ELEMTYPE(parr) == INT8OID)
+			(*pos)[i] = sog_position_from_int64(DatumGetInt64(pd[i]), i + 1);
+		else
+			(*pos)[i] = DatumGetSogPositionP(pd[i]);
+		d = DatumGetByteaPP(dd[i]);
 		sog_check_digest_len("payload digest", VARSIZE_ANY_EXHDR(d));
-		sog_buffer_hash_step(&state, SOG_POS_BYTES(p), SOG_POS_NBYTES(p),
-							 (const uint8 *) VARDATA_ANY(d));
+		(*dig)[i] = (const uint8 *) VARDATA_ANY(d);
+	}
+	return np;
+}
+
+/* SQL function: sog.buffer_hash(sog.position[], bytea[]) -> text */
+PG_FUNCTION_INFO_V1(sog_buffer_hash_array);
+Datum
+sog_buffer_hash_array(PG_FUNCTION_ARGS)
+{
+	SogPosition **pos;
+	const uint8 **dig;
+	SogBufferHash state;
+	char		hex[2 * SOG_DIGEST_LEN + 1];
+	int			n;
+	int			i;
+
+	n = sog_records_from_arrays(PG_GETARG_ARRAYTYPE_P(0), PG_GETARG_ARRAYTYPE_P(1),
+								"buffer hash records", &pos, &dig, NULL);
+	sog_buffer_hash_init(&state);
+	for (i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		sog_buffer_hash_step(&state, SOG_POS_BYTES(pos[i]), SOG_POS_NBYTES(pos[i]), dig[i]);
 	}
 	sog_buffer_hash_hex(&state, hex);
 	PG_RETURN_TEXT_P(cstring_to_text(hex));

@@ -2,7 +2,7 @@
  *
  * hash.h
  *	  SHA-256 through PostgreSQL's cryptohash API, payload digests and the
- *	  chained buffer hash of the contract (section 3).
+ *	  chained buffer hash (README: hash definitions).
  *
  *-------------------------------------------------------------------------
  */
@@ -11,6 +11,9 @@
 
 #include "postgres.h"
 
+#include "utils/array.h"
+
+#include "position.h"
 #include "position_codec.h"
 #include "sog.h"
 
@@ -42,6 +45,16 @@ extern void sog_buffer_hash_step(SogBufferHash *state, const uint8 *enc,
 
 /* Lowercase hex of h(n) into out (65 bytes with the terminator). */
 extern void sog_buffer_hash_hex(const SogBufferHash *state, char *out);
+
+/*
+ * The records of a positions array (sog.position[], or bigint[] converted
+ * as the cast sog.position(bigint) converts) and a digests array (bytea[]),
+ * checked: one-dimensional, as many positions as digests, no NULL element,
+ * 32-byte digests; else 22023 (what names the records in the message).
+ * *lbound (when not NULL) gets the positions' lower bound.  Returns n.
+ */
+extern int	sog_records_from_arrays(ArrayType *parr, ArrayType *darr, const char *what,
+									SogPosition ***pos, const uint8 ***dig, int *lbound);
 
 /* Raise 22023 unless a bytea digest is exactly 32 bytes. */
 extern void sog_check_digest_len(const char *what, int len);

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-/* The white space the contract allows around a position (ASCII only). */
+/* The white space allowed around a position (ASCII only; README: types). */
 static inline int
 pos_is_space(unsigned char c)
 {

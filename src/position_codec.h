@@ -24,7 +24,7 @@
  *
  * The per-component code is prefix-free and its byte order is numeric order
  * (more digits means larger; equal digit counts compare digit by digit), so
- * memcmp over whole encodings is the contract's order: component by
+ * memcmp over whole encodings is the type's order: component by
  * component, a proper prefix first (5 < 5-0 < 5-1 < 6).  Equal positions
  * have identical encodings, so hashing the bytes is a valid hash opclass.
  *
