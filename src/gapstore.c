@@ -30,6 +30,22 @@
 #include "checkpoint.h"
 #include "gapstore.h"
 
+/*
+ * The bigint in the first column of the first row the last query returned,
+ * or if_none when it returned no row (or a NULL).
+ */
+static int64
+first_int8(int64 if_none)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_processed == 0)
+		return if_none;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? if_none : DatumGetInt64(d);
+}
+
 int64
 sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 			   const SogPosition *from, const SogPosition *to,
@@ -152,16 +168,12 @@ sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
 {
 	Oid			types[2] = {INT8OID, TEXTOID};
 	Datum		values[2] = {Int64GetDatum(checkpoint_id), CStringGetTextDatum(reason)};
-	bool		isnull;
 
 	sog_exec("SELECT id FROM sog.gap "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
 			  "AND reason OPERATOR(pg_catalog.=) $2 ORDER BY id DESC LIMIT 1",
 			  2, types, values, NULL, true);
-	if (SPI_processed == 0)
-		return 0;
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-									   SPI_tuptable->tupdesc, 1, &isnull));
+	return first_int8(0);
 }
 
 int64
@@ -170,7 +182,6 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
-	bool		isnull;
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
@@ -182,10 +193,7 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
 			  "ORDER BY id DESC LIMIT 1",
 			  3, types, values, nulls, true);
-	if (SPI_processed == 0)
-		return 0;
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-									   SPI_tuptable->tupdesc, 1, &isnull));
+	return first_int8(0);
 }
 
 bool
@@ -306,14 +314,10 @@ sog_gap_checkpoint(int64 gap_id)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(gap_id)};
-	bool		isnull;
 
 	sog_exec("SELECT checkpoint_id FROM sog.gap WHERE id OPERATOR(pg_catalog.=) $1",
 			  1, types, values, NULL, true);
-	if (SPI_processed == 0)
-		return -1;
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-									   SPI_tuptable->tupdesc, 1, &isnull));
+	return first_int8(-1);
 }
 
 bool
