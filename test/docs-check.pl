@@ -24,6 +24,8 @@
 #   5. the setting sog.claim_timeout has the default the README gives;
 #   6. nothing refers to a document outside the repository (CONTRACT.md,
 #      "contract section").
+# Also: every link to a heading (#anchor, FILE.md#anchor) finds one, and
+# the README's "Contents" line lists its sections in order.
 # Ends with "docs-check: N passed, M failed"; exit status 1 if any failed.
 
 use strict;
@@ -69,17 +71,67 @@ for my $doc (@docs)
 {
 	my (%seen, @missing);
 	my $base = $doc =~ m{/} ? ($doc =~ s{/[^/]+$}{}r) : '';
-	while ($text{$doc} =~ /`((?:\.\.\/)?$dirs[A-Za-z0-9_.\/-]*)`|\]\(((?:\.\.\/)?$dirs[A-Za-z0-9_.\/-]*|[A-Za-z0-9_.-]+\.(?:md|svg))(?:#[^)]*)?\)/g)
+	while ($text{$doc} =~ /`((?:\.\.\/)?$dirs[A-Za-z0-9_.\/-]*)`|\]\(((?:\.\.\/)?$dirs[A-Za-z0-9_.\/-]*|(?:\.\.\/)?[A-Za-z0-9_.-]+\.(?:md|svg))(?:#[^)]*)?\)/g)
 	{
 		my $p = $1 // $2;
 		$p =~ s/[.,:;]+$//;
 		next if $seen{$p}++ || $p =~ /[*<>]/;
 		next if $p =~ m{^(?:bench/results|build)/};	# output, not committed
-		my $rel = ($2 && $base && $p !~ m{^$dirs}) ? "$base/$p" : $p;
-		$rel =~ s{^docs/\.\./}{};
+		# a link resolves from the document's directory (as GitHub
+		# resolves it), a path in backquotes from the tree's root
+		my $rel = ($2 && $base) ? "$base/$p" : $p;
+		1 while $rel =~ s{[^/.][^/]*/\.\./}{};
 		push @missing, $p unless -e "$src/$rel";
 	}
 	check(!@missing, "$doc: every path it names exists", join(', ', @missing));
+}
+
+# 1b. every link to a heading (#anchor, or FILE.md#anchor) names a heading
+# of that document, as GitHub makes an anchor of it
+sub anchors
+{
+	my ($md) = @_;
+	my (%a, %n);
+	my $fenced = 0;
+	for (split /\n/, $md)
+	{
+		$fenced = !$fenced if /^```/;
+		next if $fenced || !/^#{1,6}\s+(.*?)\s*$/;
+		my $slug = lc $1;
+		$slug =~ s/[^\w\- ]//g;
+		$slug =~ s/ /-/g;
+		$a{ $n{$slug}++ ? "$slug-" . ($n{$slug} - 1) : $slug } = 1;
+	}
+	return \%a;
+}
+for my $doc (@docs)
+{
+	my $base = $doc =~ m{/} ? ($doc =~ s{/[^/]+$}{}r) : '';
+	my @broken;
+	while ($text{$doc} =~ /\]\(([A-Za-z0-9_.\/-]*\.md)?#([^)\s]+)\)/g)
+	{
+		my ($file, $anchor) = ($1, $2);
+		my $target = $doc;
+		if (defined $file)
+		{
+			$target = $base ? "$base/$file" : $file;
+			1 while $target =~ s{[^/.][^/]*/\.\./}{};
+		}
+		next unless -e "$src/$target";
+		$text{$target} //= slurp("$src/$target");
+		push @broken, ($file // '') . "#$anchor" unless anchors($text{$target})->{$anchor};
+	}
+	check(!@broken, "$doc: every link to a heading finds it", join(', ', @broken));
+}
+
+# 1c. the README's table of contents names every section, in order
+{
+	my ($toc) = $readme =~ /^\*\*Contents\*\*:(.*?)\n\n/ms;
+	my @listed = defined $toc ? $toc =~ /\]\(#([^)]+)\)/g : ();
+	my @sections = map { my $s = lc $_; $s =~ s/[^\w\- ]//g; $s =~ s/ /-/g; $s }
+	  grep { defined } map { /^## (.*?)\s*$/ ? $1 : undef } split /\n/, $readme =~ s/^```.*?^```//gmsr;
+	check("@listed" eq "@sections", "README.md: the contents line lists every section in order",
+		"listed: @listed; sections: @sections");
 }
 
 # 2. the reference's functions, against the catalog
