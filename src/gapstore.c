@@ -176,8 +176,11 @@ sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
 	return first_int8(0);
 }
 
-int64
-sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
+/* Run a read-only query on sog.gap whose $1 is a checkpoint and $2, $3 a
+ * range of positions (NULL for an open end). */
+static void
+exec_range(const char *sql, int64 checkpoint_id, const SogPosition *from,
+		   const SogPosition *to)
 {
 	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
 	Datum		values[3];
@@ -186,34 +189,33 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
 	POS_ARG(to, 2);
-	sog_exec("SELECT id FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
-			  "AND (from_position IS NULL OR "
-			  "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
-			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
-			  "ORDER BY id DESC LIMIT 1",
-			  3, types, values, nulls, true);
+	sog_exec(sql, 3, types, values, nulls, true);
+}
+
+int64
+sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
+{
+	exec_range("SELECT id FROM sog.gap "
+			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			   "AND (from_position IS NULL OR "
+			   "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
+			   "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			   "ORDER BY id DESC LIMIT 1",
+			   checkpoint_id, from, to);
 	return first_int8(0);
 }
 
 bool
 sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPosition *through)
 {
-	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
-	Datum		values[3];
-	char		nulls[3] = {' ', ' ', ' '};
-
-	values[0] = Int64GetDatum(checkpoint_id);
-	POS_ARG(from, 1);
-	POS_ARG(through, 2);
-	sog_exec("SELECT 1 FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND resolution OPERATOR(pg_catalog.=) 'accepted_loss' "
-			  "AND reason OPERATOR(pg_catalog.=) 'retention' "
-			  "AND from_position IS NOT DISTINCT FROM $2 "
-			  "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
-			  "LIMIT 1",
-			  3, types, values, nulls, true);
+	exec_range("SELECT 1 FROM sog.gap "
+			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			   "AND resolution OPERATOR(pg_catalog.=) 'accepted_loss' "
+			   "AND reason OPERATOR(pg_catalog.=) 'retention' "
+			   "AND from_position IS NOT DISTINCT FROM $2 "
+			   "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			   "LIMIT 1",
+			   checkpoint_id, from, through);
 	return SPI_processed > 0;
 }
 

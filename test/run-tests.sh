@@ -73,6 +73,31 @@ suite_result() {		# suite_result NAME passed|failed|skipped [why]
 	echo "$line"
 }
 
+# run_suite NAME NEEDS [SKIP_VAR] -- CMD...: NAME passed when CMD exits 0.
+# NEEDS is build (not run, and failed, when the build failed), server (the
+# same when the test server is down) or none; SKIP_VAR names a variable
+# that, set to 1, skips the suite.
+run_suite() {
+	local name=$1 needs=$2 skip=
+	shift 2
+	if [ "$1" != -- ]; then
+		skip=$1
+		shift
+	fi
+	shift
+	if [ "$needs" = build ] && [ "$built" != 1 ]; then
+		suite_result "$name" failed "not run: the build failed"
+	elif [ "$needs" = server ] && [ "$server_up" != 1 ]; then
+		suite_result "$name" failed "not run: $no_server"
+	elif [ -n "$skip" ] && [ "${!skip:-0}" = 1 ]; then
+		suite_result "$name" skipped "$skip=1"
+	elif "$@"; then
+		suite_result "$name" passed
+	else
+		suite_result "$name" failed
+	fi
+}
+
 # Print a file, at most $2 lines of it (default 2000), under a heading.
 show() {
 	local f=$1 max=${2:-2000} n
@@ -380,11 +405,7 @@ suite_alerts() {
 # model of the C code's protocol, and must find the counterexample when the
 # bug issue 8 fixed is restored.  About 2 minutes; no server needed.
 suite_model() {
-	if bash "$srcdir/model/run.sh"; then
-		suite_result model passed
-	else
-		suite_result model failed
-	fi
+	run_suite model none -- bash "$srcdir/model/run.sh"
 	say "model bug flag"
 	if bash "$srcdir/model/run.sh" --bug; then
 		suite_result model-bug passed
@@ -396,13 +417,7 @@ suite_model() {
 # The benchmark's scripts, once each for about a second against the test
 # cluster: they must not rot.  No timing is asserted.
 suite_bench_smoke() {
-	if [ "$server_up" != 1 ]; then
-		suite_result bench-smoke failed "not run: $no_server"
-	elif as_pg bash "$tree/test/bench-smoke.sh"; then
-		suite_result bench-smoke passed
-	else
-		suite_result bench-smoke failed
-	fi
+	run_suite bench-smoke server -- as_pg bash "$tree/test/bench-smoke.sh"
 }
 
 # The soak (bench/soak.sh, make bench-soak) in its short mode: every run
@@ -421,12 +436,8 @@ suite_bench_soak() {
 		suite_result bench-soak failed "no free port in 54460-54469"
 		return
 	}
-	if SOAK_SHORT=1 SOAK_INSTALL=0 SOAK_PUBLISH=0 PG_MAJOR="$PG_MAJOR" SOAK_DIR="$tmp/soak" \
-		SOAK_PORT="$soak_port" SOAK_OUT="$tmp/soak-results" bash "$tree/bench/soak.sh"; then
-		suite_result bench-soak passed
-	else
-		suite_result bench-soak failed
-	fi
+	run_suite bench-soak none -- env SOAK_SHORT=1 SOAK_INSTALL=0 SOAK_PUBLISH=0 PG_MAJOR="$PG_MAJOR" \
+		SOAK_DIR="$tmp/soak" SOAK_PORT="$soak_port" SOAK_OUT="$tmp/soak-results" bash "$tree/bench/soak.sh"
 }
 
 # The main job on a real broker, short: the JetStream consumer under every
@@ -435,26 +446,11 @@ suite_bench_soak() {
 # (duplicates) and one that resumes from its own cursor (losses).  They
 # start their own PostgreSQL and nats-server on 127.0.0.1.
 suite_demo() {
-	if [ "$built" != 1 ]; then
-		suite_result demo failed "not run: the build failed"
-	elif [ "${SKIP_DEMO:-0}" = 1 ]; then
-		suite_result demo skipped "SKIP_DEMO=1"
-	elif DEMO_SHORT=1 SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" DEMO_OUT="$tmp" \
-		bash "$tree/examples/jetstream_demo/demo.sh"; then
-		suite_result demo passed
-	else
-		suite_result demo failed
-	fi
+	run_suite demo build SKIP_DEMO -- env DEMO_SHORT=1 SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" \
+		DEMO_OUT="$tmp" bash "$tree/examples/jetstream_demo/demo.sh"
 	say "demo checker self-test"
-	if [ "$built" != 1 ]; then
-		suite_result demo-checker failed "not run: the build failed"
-	elif [ "${SKIP_DEMO:-0}" = 1 ]; then
-		suite_result demo-checker skipped "SKIP_DEMO=1"
-	elif SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" bash "$tree/examples/jetstream_demo/checker-selftest.sh"; then
-		suite_result demo-checker passed
-	else
-		suite_result demo-checker failed
-	fi
+	run_suite demo-checker build SKIP_DEMO -- env SOG_SRC="$tree" PG_CONFIG="$PG_CONFIG" \
+		bash "$tree/examples/jetstream_demo/checker-selftest.sh"
 }
 
 # Reliability under faults (test/reliability/): the short version of every
@@ -463,29 +459,15 @@ suite_demo() {
 # full), fsync on, the offline checker at zero anomalies.  They start their
 # own clusters on private sockets.
 suite_reliability() {
-	if [ "$built" != 1 ]; then
-		suite_result reliability failed "not run: the build failed"
-	elif [ "${SKIP_RELIABILITY:-0}" = 1 ]; then
-		suite_result reliability skipped "SKIP_RELIABILITY=1"
-	elif PG_CONFIG="$PG_CONFIG" bash "$tree/test/reliability/run.sh" --short; then
-		suite_result reliability passed
-	else
-		suite_result reliability failed
-	fi
+	run_suite reliability build SKIP_RELIABILITY -- env PG_CONFIG="$PG_CONFIG" \
+		bash "$tree/test/reliability/run.sh" --short
 }
 
 # The offline checker of the reliability loops, shown to catch broken
 # consumers (what it checks does not depend on the major).
 suite_reliability_checker() {
-	if [ "$built" != 1 ]; then
-		suite_result reliability-checker failed "not run: the build failed"
-	elif [ "${SKIP_RELIABILITY:-0}" = 1 ]; then
-		suite_result reliability-checker skipped "SKIP_RELIABILITY=1"
-	elif PG_CONFIG="$PG_CONFIG" bash "$tree/test/reliability/run.sh" --selftest; then
-		suite_result reliability-checker passed
-	else
-		suite_result reliability-checker failed
-	fi
+	run_suite reliability-checker build SKIP_RELIABILITY -- env PG_CONFIG="$PG_CONFIG" \
+		bash "$tree/test/reliability/run.sh" --selftest
 }
 
 # The README's Python example, run against the test cluster, and the README

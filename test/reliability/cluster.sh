@@ -5,12 +5,15 @@
 
 # --- clusters ---------------------------------------------------------------------
 
-# cluster_init DATADIR PORT: a fresh cluster with the suite's settings.
+# cluster_init DATADIR PORT [INITDB_ARG...]: a fresh cluster with the
+# suite's settings (a caller appends its own to postgresql.conf: the last
+# setting of a name wins).
 cluster_init() {
 	local d=$1 port=$2
+	shift 2
 	mkdir -p "$(dirname "$d")"
 	[ $IS_ROOT -eq 1 ] && chown postgres "$(dirname "$d")"
-	as_pg "$bindir/initdb" -D "$d" -A trust -U postgres --no-sync >/dev/null || return 1
+	as_pg "$bindir/initdb" -D "$d" -A trust -U postgres --no-sync "$@" >/dev/null || return 1
 	cat >>"$d/postgresql.conf" <<-EOF
 	listen_addresses = ''
 	unix_socket_directories = '$SOCK'

@@ -202,20 +202,10 @@ scenario_disk_full() {
 	}
 	chown postgres "$walfs" "$datafs"
 	rm -rf "$DATA"
-	as_pg "$bindir/initdb" -D "$DATA" -X "$walfs/pg_wal" -A trust -U postgres --no-sync >/dev/null || return 1
+	cluster_init "$DATA" "$PORT" -X "$walfs/pg_wal" || return 1
 	cat >>"$DATA/postgresql.conf" <<-EOF
-	listen_addresses = ''
-	unix_socket_directories = '$SOCK'
-	port = $PORT
-	fsync = $FSYNC
-	restart_after_crash = on
-	track_commit_timestamp = on
-	max_connections = 80
-	shared_buffers = 64MB
 	min_wal_size = 32MB
 	max_wal_size = 64MB
-	checkpoint_timeout = 30s
-	log_line_prefix = '%m [%p] %a %e '
 	EOF
 	CLUSTERS+=("$DATA")
 	pg_start "$DATA" && load_schema "$PORT" || { cat "$SD/setup.out"; return 1; }
