@@ -120,6 +120,60 @@ sub sink_exactly_once
 	return;
 }
 
+# A background session ($node->background_psql) whose backend died notices
+# that its connection is gone; one test.
+sub session_lost
+{
+	my ($session, $name) = @_;
+	$session->{stdin} .= "SELECT 1;\n";
+	ok( PostgreSQL::Test::Utils::pump_until(
+			$session->{run}, $session->{timeout},
+			\$session->{stderr},
+			qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server|terminating connection/m
+		),
+		"$name lost its connection");
+	$session->{run}->finish;
+	return;
+}
+
+# SIGKILL the backend $pid of background session $session (not
+# pg_terminate_backend: it gets no chance to abort its transaction, and the
+# postmaster treats its death as a crash); the session notices, and the
+# postmaster (restart_after_crash = on) reinitializes and accepts
+# connections again.  Three tests.
+sub kill9_backend
+{
+	my ($node, $session, $pid, $name) = @_;
+	my $offset = -s $node->logfile;
+	PostgreSQL::Test::Utils::system_or_bail('pg_ctl', 'kill', 'KILL', $pid);
+	session_lost($session, $name);
+	wait_for_crash_restart($node, $pid, $offset);
+	ok($node->poll_query_until('postgres', 'SELECT 1', '1'), 'the cluster is back after crash recovery');
+	return;
+}
+
+# The buffer hash of the records given as [position text, payload bytes]
+# in increasing position order, computed by the client (README: hash
+# definitions): h0 = SHA-256("sog:buffer:v1"), hi = SHA-256(h(i-1) ||
+# be16(len(Pi)) || Pi || SHA-256(payload)); lowercase hex.
+sub buffer_hash
+{
+	my @records = @_;
+	require Digest::SHA;
+	my $h = Digest::SHA::sha256('sog:buffer:v1');
+	$h = Digest::SHA::sha256($h . pack('n', length $_->[0]) . $_->[0] . Digest::SHA::sha256($_->[1]))
+	  for @records;
+	return unpack('H*', $h);
+}
+
+# The vectors of test/contract-v1.json (a hash of its sections)
+sub contract_vectors
+{
+	require JSON::PP;
+	return JSON::PP::decode_json(
+		PostgreSQL::Test::Utils::slurp_file("$FindBin::Bin/../test/contract-v1.json"));
+}
+
 # d(p): the digest of the payload of position p (an SQL expression in p)
 sub digest_sql
 {
