@@ -1,8 +1,13 @@
-"""A consumer's two transactions per page, with psycopg 3 (README, "Consumer guide").
+"""A consumer's sink transactions with psycopg 3, one COMMIT per page
+(README, "Consumer guide"; the hash is README's "Hash definitions").
 
-buffer_hash() is the contract's chained SHA-256 (section 3); apply_page()
-records the read boundary, commits it, then writes the page in one sink
-transaction; on_error() maps each SQLSTATE to what the worker does next.
+A worker that already holds page k+1 while it applies page k notes page
+k+1's read boundary inside page k's sink transaction, after page k's apply:
+a crash after that COMMIT leaves page k+1 provable, a crash before it rolls
+both back and leaves page k's boundary in force.  Sink.apply() notes a page
+alone (committed) only when no earlier transaction did: the first page after
+claim or verify_gap, after a sink transaction that failed, or when page k+1
+had not come yet.  on_error() maps each SQLSTATE to what the worker does.
 """
 import hashlib
 
@@ -19,33 +24,48 @@ def buffer_hash(records):
     return h.hex()
 
 
-def apply_page(conn, cp, gen, applied, records, token_before=None, token_after=None):
-    """Write one fetched page of (position text, bytes), positions increasing;
-    applied is the last applied position (an int, or None: nothing yet).  The
-    read boundary covers only the records above it; a page delivered again
-    (after a restart) may lie wholly at or below it: then there is no
-    boundary to note, and apply_batch answers every record false.  Returns
-    the new applied position."""
-    positions = [p for p, _ in records]
-    digests = [hashlib.sha256(b).digest() for _, b in records]
-    unapplied = [r for r in records if applied is None or int(r[0]) > applied]
-    if unapplied:                   # 1. the read boundary, committed first
-        with conn.transaction():
-            conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
-                         (cp, gen, unapplied[-1][0], buffer_hash(unapplied), len(unapplied)))
-    with conn.transaction():        # 2. the sink transaction
-        fresh = conn.execute(
-            "SELECT sog.apply_batch(%s, %s, %s::sog.position[], %s::bytea[])",
-            (cp, gen, positions, digests)).fetchone()[0]
-        new = [(p, b) for (p, b), f in zip(records, fresh) if f]
-        if new:
-            conn.cursor().executemany(
-                "INSERT INTO orders (pos, body) VALUES (%s, %s)", new)
-        if token_after is not None:  # paged providers only
-            conn.execute("SELECT sog.commit_page(%s, %s, %s, %s)",
-                         (cp, gen, token_before, token_after))
-    return max(int(positions[-1]), applied or 0)
+class Sink:
+    """One worker's pages of [(position text, bytes)], positions increasing;
+    applied: the last applied position (an int; None: nothing yet)."""
 
+    def __init__(self, conn, cp, gen, applied):
+        self.conn, self.cp, self.gen, self.applied = conn, cp, gen, applied
+        self.noted = None           # the cursor a committed note_read recorded
+
+    def note(self, page, above):
+        """note_read of the records above `above` (none: nothing to note,
+        a page delivered again); returns the cursor noted, or None."""
+        rest = [r for r in page if above is None or int(r[0]) > above]
+        if rest:
+            self.conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
+                              (self.cp, self.gen, rest[-1][0], buffer_hash(rest), len(rest)))
+        return rest[-1][0] if rest else None
+
+    def apply(self, page, next_page=None, token_before=None, token_after=None):
+        """Write page; next_page: the page fetched after it, if the worker holds
+        it.  Acknowledge page to the source once this returns, next_page only
+        after its own apply.  Returns the applied position."""
+        if self.noted != page[-1][0]:   # no earlier transaction noted this page
+            with self.conn.transaction():
+                self.note(page, self.applied)
+        last = max(int(page[-1][0]), self.applied or 0)
+        self.noted = None               # until the sink transaction commits
+        with self.conn.transaction():   # apply_batch: any positions; a dense
+            fresh = self.conn.execute(  # run may use sog.apply_run (one bytea)
+                "SELECT sog.apply_batch(%s, %s, %s::sog.position[], %s::bytea[])",
+                (self.cp, self.gen, [p for p, _ in page],
+                 [hashlib.sha256(b).digest() for _, b in page])).fetchone()[0]
+            new = [(p, b) for (p, b), f in zip(page, fresh) if f]
+            if new:
+                self.conn.cursor().executemany(
+                    "INSERT INTO orders (pos, body) VALUES (%s, %s)", new)
+            # page k+1's boundary: its records above what page k leaves applied
+            noted = self.note(next_page, last) if next_page else None
+            if token_after is not None:  # paged providers: the token after page k
+                self.conn.execute("SELECT sog.commit_page(%s, %s, %s, %s)",
+                                  (self.cp, self.gen, token_before, token_after))
+        self.applied, self.noted = last, noted
+        return last
 
 ACTIONS = {
     "SG001": "stop",           # fenced: another worker claimed; never retry
