@@ -8,7 +8,7 @@
  * lost:
  *
  *   read cursor       the last sequence fetched (told to the guard with
- *                     sog.note_read before the records are applied)
+ *                     sog.note_read, durably, before the records are applied)
  *   applied position  the last sequence whose row committed (moved only by
  *                     the guard, inside the sink transaction)
  *   provider token    the name of the ephemeral JetStream pull consumer we
@@ -29,10 +29,19 @@
  *   |      |                         sog.verify_gap; true: it is the first page
  *   |      +- fail_closed, unrecoverable_divergence -> STOPPED (an operator)
  *   |      v
- *   |     RUN    one page per turn:
- *   |      |       fetch up to --page records (contiguous from the next sequence)
- *   |      |       sog.note_read(cursor, hash of (applied, cursor])     COMMIT
- *   |      |       BEGIN; apply_batch, INSERT the new rows; commit_page; COMMIT
+ *   |     RUN    one page per turn, one COMMIT per page (the pipelined form):
+ *   |      |       holding page k, fetch page k+1 (up to --page records,
+ *   |      |       contiguous from the next sequence), then
+ *   |      |       BEGIN; apply_run(page k), INSERT the new rows;
+ *   |      |              sog.note_read(end of k+1, hash of page k+1),
+ *   |      |              commit_page; COMMIT
+ *   |      |       page k+1's read boundary commits with page k, so it is
+ *   |      |       durable before its own sink transaction begins.  A page
+ *   |      |       no transaction noted (the first after a claim, a verify
+ *   |      |       or a recovery; after a failed sink transaction; after a
+ *   |      |       pull that brought no page k+1) is noted alone first:
+ *   |      |       sog.note_read(end of k, hash of page k)      COMMIT
+ *   |      |       --two-commit notes every page alone like this.
  *   |      +- an empty or failed pull -> consumer info:
  *   |      |       10014 "consumer not found" (and only that) -> RECOVER
  *   |      |       alive -> idle;  no answer -> back off, pull again
@@ -41,6 +50,7 @@
  *   |      |       10037 "no message found") -> sog.report_gap(last gone,
  *   |      |       'retention') -> STOPPED (never skip); else reopen the
  *   |      |       consumer at the next sequence
+ *   |      |       (a page held is applied first, alone, in each of these)
  *   |      +- --until reached, SIGTERM -> DONE: sog.halt, exit 0
  *   |
  *   |    RECOVER (our consumer expired)
@@ -92,6 +102,7 @@ static State st_replay(Worker *w, uint64_t from, uint64_t to);
 static State st_run(Worker *w);
 static State st_recover(Worker *w);
 static State on_sql_error(Worker *w, State here);
+static void page_next(Worker *w);
 
 /* Open a pull consumer at seq, retrying while NATS does not answer. */
 static bool
@@ -144,14 +155,20 @@ regain_footing(Worker *w, State here)
 	}
 	if (!guard_resync(w))
 		return ST_CLAIM;		/* cannot tell: a fresh plan is always safe */
-	if (here == ST_RUN && w->page.n > 0 && page_last(&w->page) <= w->applied)
-		page_clear(&w->page);	/* it committed */
-	if (here == ST_RUN && w->page.n > 0 && w->page.rec[0].seq != w->applied + 1)
+	w->noted = 0;				/* note the next page alone: always safe */
+	if (here != ST_RUN)
+		return here;			/* RECOVER starts a new attempt */
+	if (w->page.n > 0 && page_last(&w->page) <= w->applied)
+		page_next(w);			/* it committed: the page fetched after it is next */
+	if (w->page.n > 0 && w->page.rec[0].seq != w->applied + 1)
+	{
 		page_clear(&w->page);	/* does not follow the applied position */
-	if (here == ST_RUN && w->page.n == 0 && w->next != w->applied + 1 &&
+		page_clear(&w->ahead);
+	}
+	if (w->page.n == 0 && w->next != w->applied + 1 &&
 		!open_retrying(w, w->applied + 1))
 		return ST_BROKEN;
-	return here;				/* RUN goes on; RECOVER starts a new attempt */
+	return here;				/* RUN goes on */
 }
 
 /* Carry out the action the error catalogue (guard.c) chose. */
@@ -209,6 +226,8 @@ st_claim(Worker *w)
 	uint64_t	start;
 
 	page_clear(&w->page);
+	page_clear(&w->ahead);
+	w->noted = 0;
 	js_close_consumer(w, false);
 	w->jump_pending = false;
 	if (!guard_claim(w, &plan))
@@ -369,10 +388,40 @@ st_replay(Worker *w, uint64_t from, uint64_t to)
 
 /* ---- RUN -------------------------------------------------------------------- */
 
-/* note_read (committed), then the sink transaction, for the pending page. */
+/* Page k is done: the page fetched after it (if any) is the one to apply next. */
+static void
+page_next(Worker *w)
+{
+	Page		done = w->page;
+
+	page_clear(&done);
+	w->page = w->ahead;
+	w->ahead = done;			/* empty, its buffer kept for the next fetch */
+}
+
+/* The read boundary of w->page is durable: say so, and where a test may stop. */
+static void
+noted(Worker *w, const char *how)
+{
+	w->noted = page_last(&w->page);
+	logf_event(w, "READ", "cursor=%llu applied=%llu n=%d noted=%s",
+			   (unsigned long long) w->noted, (unsigned long long) w->applied,
+			   w->page.n, how);
+	write_cursor_file(w, w->noted);
+	phase(w, "after_note_read");
+}
+
+/*
+ * Apply the page held, in one sink transaction; when the page fetched after
+ * it is held too (the pipelined form), that transaction also notes its read
+ * boundary.  A page whose boundary is not known to be durable is noted
+ * alone, and committed, first.
+ */
 static State
 apply_pending(Worker *w)
 {
+	bool		carry = w->ahead.n > 0;
+
 	if (w->cfg.offsets_only)
 	{
 		if (!offsets_apply_page(w, &w->page))
@@ -380,22 +429,26 @@ apply_pending(Worker *w)
 	}
 	else
 	{
-		if (!guard_note_read(w, &w->page))
+		if (w->noted != page_last(&w->page))
+		{
+			if (!guard_note_read(w, &w->page, w->applied))
+				return on_sql_error(w, ST_RUN);
+			noted(w, "alone");
+		}
+		if (!sink_apply_page(w, &w->page, carry ? &w->ahead : NULL))
+		{
+			w->noted = 0;		/* rolled back (or unknown): note again */
 			return on_sql_error(w, ST_RUN);
-		logf_event(w, "READ", "cursor=%llu applied=%llu n=%d",
-				   (unsigned long long) page_last(&w->page),
-				   (unsigned long long) w->applied, w->page.n);
-		write_cursor_file(w, page_last(&w->page));
-		phase(w, "after_note_read");
-		if (!sink_apply_page(w, &w->page))
-			return on_sql_error(w, ST_RUN);
+		}
 	}
 	w->retries = 0;
 	w->t_last = now_s();
 	logf_event(w, "APPLIED", "applied=%llu generation=%lld",
 			   (unsigned long long) w->applied, (long long) w->gen);
-	page_clear(&w->page);
+	page_next(w);
 	phase(w, "after_commit");
+	if (carry)					/* its note committed with this page */
+		noted(w, "with_previous_page");
 	return ST_RUN;
 }
 
@@ -453,19 +506,35 @@ on_empty_pull(Worker *w)
 	return ST_RUN;
 }
 
+/*
+ * Read ahead (the pipelined form) unless the page held must be applied
+ * alone: a jump to look at, a stop asked for, --until reached by it.
+ */
+static bool
+read_ahead(Worker *w)
+{
+	return !w->cfg.two_commit && !w->cfg.offsets_only && w->ahead.n == 0 &&
+		!w->jump_pending && !stop_requested &&
+		!(w->cfg.until > 0 && page_last(&w->page) >= w->cfg.until);
+}
+
 static State
 st_run(Worker *w)
 {
-	FetchResult fr;
+	FetchResult fr = FETCH_OK;
+	Page	   *into;
+	State		s;
 
-	if (w->page.n > 0)
-		return apply_pending(w);
-	if (w->jump_pending)
+	if (w->page.n == 0 && w->jump_pending)
 		return handle_jump(w);
-	if (stop_requested || (w->cfg.until > 0 && w->applied >= w->cfg.until))
+	if (w->page.n == 0 &&
+		(stop_requested || (w->cfg.until > 0 && w->applied >= w->cfg.until)))
 		return ST_DONE;
-	fr = js_fetch(w, w->cfg.page, &w->page);
-	if (w->page.n > 0)
+	if (w->page.n > 0 && !read_ahead(w))
+		return apply_pending(w);
+	into = w->page.n == 0 ? &w->page : &w->ahead;
+	fr = js_fetch(w, w->cfg.page, into);
+	if (into->n > 0)
 	{
 		w->idle_since = 0;
 		if (w->t_first == 0)
@@ -473,9 +542,12 @@ st_run(Worker *w)
 	}
 	if (fr == FETCH_JUMP)
 		w->jump_pending = true;
-	if (fr == FETCH_EMPTY || fr == FETCH_ERROR)
+	if (into == &w->page)		/* nothing was held: apply on a later turn */
+		return fr == FETCH_EMPTY || fr == FETCH_ERROR ? on_empty_pull(w) : ST_RUN;
+	s = apply_pending(w);		/* page k, noting page k+1 if it came */
+	if (s == ST_RUN && (fr == FETCH_EMPTY || fr == FETCH_ERROR))
 		return on_empty_pull(w);
-	return ST_RUN;
+	return s;
 }
 
 /* ---- RECOVER ------------------------------------------------------------------ */
@@ -526,6 +598,7 @@ promote_page(Worker *w, int64_t attempt)
 	snprintf(w->token, sizeof(w->token), "%s", w->cons);
 	w->has_token = true;
 	page_clear(&w->page);
+	w->noted = 0;
 	phase(w, "after_promote");
 	return ST_RUN;
 }
@@ -548,6 +621,7 @@ st_recover(Worker *w)
 	char		stopped[32];
 
 	page_clear(&w->page);
+	page_clear(&w->ahead);		/* none: RUN applied what it held first */
 	if (++w->retries > MAX_RETRIES)
 		return ST_BROKEN;		/* reset by every page that commits */
 	if (!js_first_seq(w, &first, &last))
@@ -580,7 +654,7 @@ st_recover(Worker *w)
 		return ST_BROKEN;
 	if (!recovery_fetch(w))
 		return ST_RECOVER;
-	if (page_last(&w->page) > w->applied && !guard_note_read(w, &w->page))
+	if (page_last(&w->page) > w->applied && !guard_note_read(w, &w->page, w->applied))
 		return on_sql_error(w, ST_RECOVER);
 	if (!sink_recovery_page(w, a.id, &w->page, stopped, sizeof(stopped)))
 		return on_sql_error(w, ST_RECOVER);

@@ -4,10 +4,11 @@
  *   consumer.c   main() and the state machine (its diagram is at the top)
  *   guard.c      every SQL call to stream_offset_guard, and the one place
  *                where SQLSTATEs are turned into actions (sqlstate_action)
- *   sink.c       the sink transactions: with the guard, and offsets only
+ *   sink.c       the sink transactions: with the guard (apply_run, and the
+ *                next page's note_read), and offsets only
  *   jetstream.c  NATS JetStream: stream info, ephemeral pull consumers,
  *                fetching pages, "consumer not found"
- *   sha256.c     payload digests and the contract's buffer hash
+ *   sha256.c     payload digests and the buffer hash
  *   util.c       the log, backoff, phases, pages, the cursor file
  *   flags.c      the command line
  */
@@ -41,6 +42,7 @@ typedef struct Config
 	const char *sink_table;
 	const char *offsets_table;
 	int			page;			/* records per page (one sink transaction) */
+	bool		two_commit;		/* note_read committed alone before each page */
 	int			inactive_ms;	/* InactiveThreshold of our pull consumers */
 	int			fetch_wait_ms;	/* how long one pull request waits */
 	int			claim_timeout_ms;	/* SET sog.claim_timeout */
@@ -113,7 +115,10 @@ typedef struct Worker
 	char		token[64];		/* provider token the checkpoint holds */
 	bool		has_token;
 
-	Page		page;
+	Page		page;			/* the page to apply next */
+	Page		ahead;			/* the page fetched after it (pipelined form) */
+	uint64_t	noted;			/* cursor of the read boundary known to be
+								 * committed (0: none known) */
 	SqlError	err;			/* the last SQL error */
 	int			retries;		/* consecutive retries of the current step */
 	bool		jump_pending;	/* the stream skipped past w->next */
@@ -160,7 +165,7 @@ typedef struct Plan
 	int64_t		gap_id;
 } Plan;
 bool		guard_claim(Worker *w, Plan *plan);
-bool		guard_note_read(Worker *w, const Page *p);
+bool		guard_note_read(Worker *w, const Page *p, uint64_t above);
 bool		guard_verify_gap(Worker *w, const char *hash, bool *ok);
 bool		guard_report_gap(Worker *w, uint64_t to, const char *detail,
 							 int64_t *gap_id);
@@ -189,7 +194,7 @@ bool		pg_exec(Worker *w, const char *what, PGresult **res,
 					const char *sql, int n, const char *const *params);
 
 /* sink.c */
-bool		sink_apply_page(Worker *w, const Page *p);
+bool		sink_apply_page(Worker *w, const Page *p, const Page *next);
 bool		sink_recovery_page(Worker *w, int64_t attempt, const Page *p,
 							   char *stopped, size_t stopped_len);
 bool		offsets_load(Worker *w);

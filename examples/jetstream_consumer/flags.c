@@ -21,6 +21,8 @@ usage(void)
 			"  --owner NAME           who claims (default host:pid)\n"
 			"  --sink-table T         sink table (default sink_events)\n"
 			"  --page N               records per page / sink transaction (default 500)\n"
+			"  --two-commit           note_read committed alone before every page\n"
+			"                         (default: noted in the previous page's transaction)\n"
 			"  --inactive-ms N        InactiveThreshold of the pull consumers (default 5000)\n"
 			"  --fetch-wait-ms N      how long one pull waits (default 250)\n"
 			"  --claim-timeout-ms N   sog.claim_timeout (default 10000)\n"
@@ -43,7 +45,7 @@ parse_flags(Config *c, int argc, char **argv)
 		{"pg", 1, 0, 'p'}, {"nats", 1, 0, 'n'}, {"stream", 1, 0, 's'},
 		{"partition", 1, 0, 'P'}, {"consumer", 1, 0, 'c'}, {"owner", 1, 0, 'o'},
 		{"sink-table", 1, 0, 't'}, {"offsets-table", 1, 0, 'T'},
-		{"page", 1, 0, 'b'}, {"inactive-ms", 1, 0, 'i'},
+		{"page", 1, 0, 'b'}, {"two-commit", 0, 0, '2'}, {"inactive-ms", 1, 0, 'i'},
 		{"fetch-wait-ms", 1, 0, 'f'}, {"claim-timeout-ms", 1, 0, 'C'},
 		{"until", 1, 0, 'u'}, {"idle-exit-ms", 1, 0, 'I'},
 		{"stop-at", 1, 0, 'S'}, {"trace", 0, 0, 'x'},
@@ -75,6 +77,7 @@ parse_flags(Config *c, int argc, char **argv)
 			case 't': c->sink_table = optarg; break;
 			case 'T': c->offsets_table = optarg; break;
 			case 'b': c->page = atoi(optarg); break;
+			case '2': c->two_commit = true; break;
 			case 'i': c->inactive_ms = atoi(optarg); break;
 			case 'f': c->fetch_wait_ms = atoi(optarg); break;
 			case 'C': c->claim_timeout_ms = atoi(optarg); break;

@@ -17,9 +17,10 @@
 #include <unistd.h>
 
 /*
- * The error catalogue: every SQLSTATE the contract names (CONTRACT sections
- * 8 and 10), and the server's own that a consumer meets, with what this
- * worker does about each.  on_sql_error() in consumer.c carries it out:
+ * The error catalogue: every SQLSTATE the extension raises (README, "What
+ * each SQLSTATE tells the consumer"), and the server's own that a consumer
+ * meets, with what this worker does about each.  on_sql_error() in
+ * consumer.c carries it out:
  *
  *   RETRY      back off (50 ms doubling to 2 s) and redo the same step; a
  *              transaction that failed was rolled back, so redoing it is safe
@@ -44,7 +45,7 @@ static const struct
 	Action		action;
 	const char *meaning;
 }			catalogue[] = {
-	/* the contract's own */
+	/* the extension's own */
 	{"SG001", ACT_FENCED, "fenced: the generation is not current, another worker claimed"},
 	{"SG002", ACT_STOP_GAP, "fail closed: a gap without a buffer hash (evaluate_halt only)"},
 	{"SG003", ACT_STOP_GAP, "receipt conflict: the stream gave other bytes for a position already applied"},
@@ -257,12 +258,15 @@ guard_claim(Worker *w, Plan *plan)
 }
 
 /*
- * Tell the guard what is read but not applied: (applied, cursor] and its
- * hash.  Autocommit: it must be durable before the sink transaction runs,
- * or a crash in between could not be told from "nothing was read".
+ * Tell the guard what is read but not applied: (above, cursor] and its
+ * hash, `above` being the applied position when the call runs.  It must be
+ * durable before the page's sink transaction runs, or a crash in between
+ * could not be told from "nothing was read": alone (autocommit), as here,
+ * for the first page; sink.c notes each next page inside the previous
+ * page's sink transaction, after its apply, which commits it with that page.
  */
 bool
-guard_note_read(Worker *w, const Page *pg)
+guard_note_read(Worker *w, const Page *pg, uint64_t above)
 {
 	char		cp[24], gen[24], cur[24], cnt[24], hash[65];
 	const char *p[5] = {cp, gen, cur, hash, cnt};
@@ -270,7 +274,7 @@ guard_note_read(Worker *w, const Page *pg)
 	snprintf(cp, sizeof(cp), "%lld", (long long) w->cp);
 	snprintf(gen, sizeof(gen), "%lld", (long long) w->gen);
 	pos_text(page_last(pg), cur, sizeof(cur));
-	snprintf(cnt, sizeof(cnt), "%d", page_hash(pg, w->applied, hash));
+	snprintf(cnt, sizeof(cnt), "%d", page_hash(pg, above, hash));
 	return pg_exec(w, "note_read", NULL,
 				   "SELECT sog.note_read($1, $2, $3, $4, $5)", 5, p);
 }

@@ -1,5 +1,5 @@
 /*
- * sha256.c: SHA-256 (FIPS 180-4) and the contract's buffer hash.
+ * sha256.c: SHA-256 (FIPS 180-4) and the buffer hash.
  * See sha256.h for the definitions.
  */
 #include "sha256.h"
@@ -97,17 +97,19 @@ void
 sha256_final(Sha256 *c, uint8_t out[32])
 {
 	uint64_t	bits = c->len * 8;
-	uint8_t		pad = 0x80;
-	uint8_t		zero = 0;
-	uint8_t		lenbe[8];
 	int			i;
 
-	sha256_update(c, &pad, 1);
-	while (c->used != 56)
-		sha256_update(c, &zero, 1);
+	c->buf[c->used++] = 0x80;	/* used < 64 here: update hashes full blocks */
+	if (c->used > 56)
+	{
+		memset(c->buf + c->used, 0, 64 - c->used);
+		sha256_block(c->h, c->buf);
+		c->used = 0;
+	}
+	memset(c->buf + c->used, 0, 56 - c->used);
 	for (i = 0; i < 8; i++)
-		lenbe[i] = (uint8_t) (bits >> (56 - 8 * i));
-	sha256_update(c, lenbe, 8);
+		c->buf[56 + i] = (uint8_t) (bits >> (56 - 8 * i));
+	sha256_block(c->h, c->buf);
 	for (i = 0; i < 32; i++)
 		out[i] = (uint8_t) (c->h[i / 4] >> (24 - 8 * (i % 4)));
 }

@@ -1,5 +1,5 @@
 /*
- * sha256.h: SHA-256 (FIPS 180-4) and the contract's buffer hash.
+ * sha256.h: SHA-256 (FIPS 180-4) and the buffer hash.
  *
  * A consumer computes two things on the client side, while it buffers:
  *
@@ -9,8 +9,8 @@
  *                   result = lowercase hex of h(n)
  *
  * with Pi the canonical text of the position (for JetStream: the stream
- * sequence in decimal).  These are the definitions of the extension's
- * CONTRACT section 3; sog.payload_digest() and sog.buffer_hash() compute the
+ * sequence in decimal).  These are the definitions of the README's "Hash
+ * definitions"; sog.payload_digest() and sog.buffer_hash() compute the
  * same on the server.  The code is self-contained so the consumer needs
  * nothing beyond libpq and libnats.
  */

@@ -4,23 +4,36 @@
  * With the guard (the normal mode), one transaction holds:
  *
  *   BEGIN;
- *   WITH ev AS (unnest of the page's sequences, digests and bodies),
- *        fresh AS (SELECT sog.apply_batch(checkpoint, generation,
- *                                          sequences, digests) AS f),
- *        ins AS (INSERT INTO sink ... SELECT ... FROM ev, fresh
- *                WHERE fresh.f[ev.i]          -- only the events answered new
+ *   WITH a AS (SELECT sog.apply_run(checkpoint, generation, first sequence,
+ *                                   the page's digests back to back) AS skip),
+ *        ins AS (INSERT INTO sink ... SELECT ... FROM a, unnest(bodies)
+ *                WITH ORDINALITY u(body, i)
+ *                WHERE u.i > a.skip     -- the leading a.skip were applied before
  *                RETURNING 1)
- *   SELECT written, new;
- *   SELECT sog.commit_page(checkpoint, generation, old_consumer, our_consumer);
+ *   SELECT written, skip;
+ *   SELECT sog.note_read(checkpoint, generation, next page's last sequence,
+ *                        its buffer hash, its count),    -- pipelined form only
+ *          sog.commit_page(checkpoint, generation, old_consumer, our_consumer);
  *   COMMIT;
  *
  * so the receipts, the applied position, the provider token (the JetStream
- * consumer's name) and the sink rows commit or roll back together.  The
- * sink table is (stream text, seq bigint, gen bigint, body bytea); gen is
- * the writer's generation, kept so an outside checker can prove fencing.
+ * consumer's name), the sink rows and the next page's read boundary commit
+ * or roll back together.  JetStream stream sequences are dense, so
+ * sog.apply_run takes the page as its first sequence and one bytea of
+ * digests (no positions array, no boolean[] answer).  The sink table is
+ * (stream text, seq bigint, gen bigint, body bytea); gen is the writer's
+ * generation, kept so an outside checker can prove fencing.
+ *
+ * The next page's note_read comes after the apply, so that it records the
+ * boundary (end of this page, end of the next page]: a crash after this
+ * COMMIT leaves it durable (the successor re-fetches and verifies the next
+ * page), and a crash before it rolls the note back with this page, leaving
+ * this page's boundary (noted by the previous page's transaction, or alone)
+ * in force.
  *
  * A page re-read by a recovery runs sog.recovery_event per event instead,
- * and writes the rows it answers 'apply' (sink_recovery_page).
+ * and writes the rows it answers 'apply' (sink_recovery_page); it is never
+ * pipelined.
  *
  * --offsets-only replaces the guard by what most consumers do: the same
  * INSERT and a plain UPDATE of an offsets table, in one transaction.  It is
@@ -75,15 +88,18 @@ str_add_bytea(Str *b, const uint8_t *p, size_t n)
 		free(hex);
 }
 
-/* The page as three array literals: bigint[], bytea[] digests, bytea[] bodies. */
+/*
+ * The page as literals: bigint[] sequences, bytea[] bodies, and the
+ * digests back to back in one bytea (apply_run's argument).
+ */
 typedef struct PageArrays
 {
 	Str			seqs;
-	Str			digests;
 	Str			bodies;
+	Str			digests;
 } PageArrays;
 
-/* Build the arrays from the records for which keep[i] (NULL: all). */
+/* Build them from the records for which keep[i] (NULL: all). */
 static void
 page_arrays(const Page *p, const bool *keep, PageArrays *a)
 {
@@ -92,28 +108,28 @@ page_arrays(const Page *p, const bool *keep, PageArrays *a)
 
 	memset(a, 0, sizeof(*a));
 	str_add(&a->seqs, "{", 1);
-	str_add(&a->digests, "{", 1);
 	str_add(&a->bodies, "{", 1);
+	str_add(&a->digests, "\\x", 2);
 	for (i = 0; i < p->n; i++)
 	{
 		char		num[24];
+		char		hex[2 * 32 + 1];
 
 		if (keep && !keep[i])
 			continue;
 		if (!first)
 		{
 			str_add(&a->seqs, ",", 1);
-			str_add(&a->digests, ",", 1);
 			str_add(&a->bodies, ",", 1);
 		}
 		first = false;
 		snprintf(num, sizeof(num), "%llu", (unsigned long long) p->rec[i].seq);
 		str_add(&a->seqs, num, strlen(num));
-		str_add_bytea(&a->digests, p->rec[i].digest, 32);
 		str_add_bytea(&a->bodies, (const uint8_t *) p->rec[i].data, p->rec[i].len);
+		to_hex(p->rec[i].digest, 32, hex);
+		str_add(&a->digests, hex, 64);
 	}
 	str_add(&a->seqs, "}", 1);
-	str_add(&a->digests, "}", 1);
 	str_add(&a->bodies, "}", 1);
 }
 
@@ -121,8 +137,8 @@ static void
 page_arrays_free(PageArrays *a)
 {
 	free(a->seqs.s);
-	free(a->digests.s);
 	free(a->bodies.s);
+	free(a->digests.s);
 }
 
 /* ROLLBACK after a failed statement, unless the connection is gone. */
@@ -134,7 +150,7 @@ fail_txn(Worker *w)
 	return false;
 }
 
-/* The INSERT of the guard mode, for a sink table name (an identifier). */
+/* The apply_run and INSERT of the guard mode, for a sink table name. */
 static char *
 apply_sql(Worker *w)
 {
@@ -143,50 +159,76 @@ apply_sql(Worker *w)
 									   strlen(w->cfg.sink_table));
 
 	snprintf(sql, sizeof(sql),
-			 "WITH ev AS ("
-			 "  SELECT * FROM unnest($3::bigint[], $4::bytea[], $5::bytea[])"
-			 "         WITH ORDINALITY AS e(seq, digest, body, i)"
-			 "), fresh AS ("
-			 "  SELECT sog.apply_batch($1, $2, $3::bigint[]::sog.position[], $4::bytea[]) AS f"
+			 "WITH a AS ("
+			 "  SELECT sog.apply_run($1, $2, $3, $4::bytea) AS skip"
 			 "), ins AS ("
 			 "  INSERT INTO %s (stream, seq, gen, body)"
-			 "  SELECT $6::text, ev.seq, $2, ev.body FROM ev, fresh"
-			 "   WHERE fresh.f[ev.i] OR $7::boolean"	/* $7: --ignore-apply-answer */
+			 "  SELECT $6::text, $3::bigint + u.i - 1, $2, u.body"
+			 "    FROM a, unnest($5::bytea[]) WITH ORDINALITY AS u(body, i)"
+			 "   WHERE u.i > a.skip OR $7::boolean"	/* $7: --ignore-apply-answer */
 			 "  RETURNING 1"
-			 ") SELECT (SELECT count(*) FROM ins),"
-			 "         (SELECT count(*) FROM ev, fresh WHERE fresh.f[ev.i])", t);
+			 ") SELECT (SELECT count(*) FROM ins), (SELECT skip FROM a)", t);
 	PQfreemem(t);
 	return sql;
 }
 
-/* One sink transaction for a page read from our consumer. */
+/*
+ * One sink transaction for a page read from our consumer (contiguous, from
+ * the applied position + 1 on).  next: the page fetched after it, whose
+ * read boundary this transaction notes (pipelined form), or NULL.
+ *
+ * apply_run raises 55000 only for a run in which a new event precedes one
+ * a recovery attempt applied; this consumer's recovery pages start at the
+ * applied position, so its receipts above it are contiguous and every page
+ * meets them first.  Should it happen, the worker stops (a bug) rather than
+ * resynchronizing in a loop.
+ */
 bool
-sink_apply_page(Worker *w, const Page *p)
+sink_apply_page(Worker *w, const Page *p, const Page *next)
 {
-	char		cp[24], gen[24];
+	char		cp[24], gen[24], first[24];
 	PageArrays	a;
 	PGresult   *r;
 	bool		ok;
 
 	snprintf(cp, sizeof(cp), "%lld", (long long) w->cp);
 	snprintf(gen, sizeof(gen), "%lld", (long long) w->gen);
+	snprintf(first, sizeof(first), "%llu", (unsigned long long) p->rec[0].seq);
 	page_arrays(p, NULL, &a);
 	{
-		const char *ap[7] = {cp, gen, a.seqs.s, a.digests.s, a.bodies.s,
+		const char *ap[7] = {cp, gen, first, a.digests.s, a.bodies.s,
 		w->cfg.stream, w->cfg.ignore_apply_answer ? "true" : "false"};
-		const char *cpp[4] = {cp, gen, w->has_token ? w->token : NULL, w->cons};
+		char		cur[24], cnt[24], hash[65];
+		const char *np[7] = {cp, gen, w->has_token ? w->token : NULL, w->cons,
+		cur, hash, cnt};
+		bool		carry = next != NULL && next->n > 0;
 
+		if (carry)				/* the next page: (end of this page, its end] */
+		{
+			snprintf(cur, sizeof(cur), "%llu", (unsigned long long) page_last(next));
+			snprintf(cnt, sizeof(cnt), "%d", page_hash(next, page_last(p), hash));
+		}
 		ok = pg_exec(w, "begin", NULL, "BEGIN", 0, NULL) &&
-			pg_exec(w, "apply_batch", &r, apply_sql(w), 7, ap);
+			pg_exec(w, "apply_run", &r, apply_sql(w), 7, ap);
 		if (ok)
 		{
 			w->n_applied += strtoull(PQgetvalue(r, 0, 0), NULL, 10);
-			w->n_duplicate += p->n - strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+			w->n_duplicate += strtoull(PQgetvalue(r, 0, 1), NULL, 10);
 			PQclear(r);
+			/* one statement; note_read and commit_page do not depend on each other */
+			ok = carry ?
+				pg_exec(w, "note_read_commit_page", NULL,
+						"SELECT sog.note_read($1, $2, $5, $6, $7), "
+						"sog.commit_page($1, $2, $3, $4)", 7, np) :
+				pg_exec(w, "commit_page", NULL,
+						"SELECT sog.commit_page($1, $2, $3, $4)", 4, np);
+		}
+		else if (strcmp(w->err.sqlstate, "55000") == 0)
+			w->err.action = ACT_BUG;
+		if (ok)
+		{
 			phase(w, "in_sink_txn");
-			ok = pg_exec(w, "commit_page", NULL,
-						 "SELECT sog.commit_page($1, $2, $3, $4)", 4, cpp) &&
-				pg_exec(w, "commit", NULL, "COMMIT", 0, NULL);
+			ok = pg_exec(w, "commit", NULL, "COMMIT", 0, NULL);
 		}
 	}
 	page_arrays_free(&a);
