@@ -5,7 +5,7 @@
 #
 #   clean       the consumer as it is, killed once after note_read and once
 #               paused past its InactiveThreshold: the checker must pass
-#   duplicates  --ignore-apply-answer (writes every row, whatever apply_batch
+#   duplicates  --ignore-apply-answer (writes every row, whatever apply_run
 #               and recovery_event answer), through one expiry: the recovery
 #               re-reads the applied position itself, so the checker must
 #               report duplicates

@@ -22,7 +22,7 @@
 #               (sog.report_gap) and stop, and a successor must stop too
 #
 # Then the same consumer with only an offsets-table UPDATE (--offsets-only)
-# against the guard, side by side, and a checker that is not the consumer
+# against the guard (one commit per page, and --two-commit), side by side, and a checker that is not the consumer
 # (demo_check.c) verifies the invariants.  The report ends with one line
 #   demo: N produced, N in sink, 0 lost, 0 duplicated, N crashes, ...
 # and the script exits 0 only if every invariant holds.  It writes
@@ -75,7 +75,7 @@ demo_init
 build_all
 start_postgres
 start_nats
-setup_db demo-sink $(for r in $(seq "$BENCH_ROUNDS"); do echo "bench-guard-$r"; done)
+setup_db demo-sink $(for r in $(seq "$BENCH_ROUNDS"); do echo "bench-guard-$r bench-twocommit-$r"; done)
 echo "seed $SEED: $EVENTS events on $P0 and $P1 (pages of $PAGE), $((RET_HEAD + RET_MORE)) on $PR (MaxMsgs $RET_MAX)"
 
 publish() {		# STREAM FIRST_INDEX COUNT [RATE]
@@ -258,16 +258,17 @@ done
 say "throughput: the same consumer with the guard and with an offsets UPDATE only"
 : >"$tmp/bench.out"
 for r in $(seq "$BENCH_ROUNDS"); do
-	sql -c "TRUNCATE bench_guard, bench_offsets"
-	for mode in guard offsets; do
-		if [ $mode = guard ]; then
-			CONSUMER_NAME=bench-guard-$r start_consumer "bench-$mode-$r" $P0 \
-				--sink-table bench_guard --until $PER
-		else
-			CONSUMER_NAME=bench-offsets-$r start_consumer "bench-$mode-$r" $P0 \
+	sql -c "TRUNCATE bench_guard, bench_twocommit, bench_offsets"
+	for mode in guard offsets twocommit; do
+		case $mode in
+			guard) CONSUMER_NAME=bench-guard-$r start_consumer "bench-$mode-$r" $P0 \
+				--sink-table bench_guard --until $PER ;;
+			twocommit) CONSUMER_NAME=bench-twocommit-$r start_consumer "bench-$mode-$r" $P0 \
+				--sink-table bench_twocommit --two-commit --until $PER ;;
+			offsets) CONSUMER_NAME=bench-offsets-$r start_consumer "bench-$mode-$r" $P0 \
 				--sink-table bench_offsets --offsets-table consumer_offsets \
-				--offsets-only --until $PER
-		fi
+				--offsets-only --until $PER ;;
+		esac
 		rc=0
 		wait_exit $cpid 120 || rc=$?
 		expect $rc "bench round $r, $mode: ran to the end (exit $rc)"

@@ -179,6 +179,7 @@ setup_db() {
 		                          gen bigint NOT NULL, body bytea NOT NULL);
 		CREATE INDEX ON sink_events (stream, seq);
 		CREATE TABLE bench_guard (LIKE sink_events);
+		CREATE TABLE bench_twocommit (LIKE sink_events);
 		CREATE TABLE bench_offsets (LIKE sink_events);
 		CREATE TABLE consumer_offsets (consumer text, stream text, "partition" text,
 		                               last_seq bigint NOT NULL,
@@ -186,7 +187,7 @@ setup_db() {
 	EOF
 	sql -v pw="$PGPASSWORD" <<-'EOF'
 		CREATE ROLE js_sink LOGIN PASSWORD :'pw';
-		GRANT SELECT, INSERT ON sink_events, bench_guard, bench_offsets TO js_sink;
+		GRANT SELECT, INSERT ON sink_events, bench_guard, bench_twocommit, bench_offsets TO js_sink;
 		GRANT SELECT, INSERT, UPDATE ON consumer_offsets TO js_sink;
 	EOF
 	local scoped
