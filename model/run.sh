@@ -5,10 +5,13 @@
 #   run.sh             the protocol as the C code implements it now,
 #                      exhaustively, in four bounded configurations (two at a
 #                      time in parallel; one with count-only boundaries), the
-#                      F5 check (a covering resolve returns to running) and a
-#                      progress check (running is reachable after a
-#                      hash_mismatch is resolved); exit 0 only when spin
-#                      finds no error and both checks hold
+#                      F5 check (a covering resolve returns to running) and
+#                      progress checks (running is reachable after a
+#                      hash_mismatch is resolved; a recovery promotes past an
+#                      accepted loss), each with the two-commit worker and
+#                      with the pipelined one (-DPIPELINED), and a check that
+#                      a successor verifies a pipelined note; exit 0 only
+#                      when spin finds no error and every check holds
 #   run.sh --bug       the issue-8 bug re-introduced (BUG_RECOVERY_PAST_VERIFY);
 #                      exit 0 only when spin finds the violation; prints the
 #                      counterexample
@@ -17,7 +20,12 @@
 #   run.sh --findings  the findings F1-F5: the old C behaviour (OLD_PROMOTE,
 #                      OLD_RESOLVE, OLD_CLOSE_CHECK, OLD_PROMOTE_PARTIAL,
 #                      OLD_RESOLVE_SINCE_CLAIM) brings its loss back, the
-#                      client rule R2 is needed; exit 0 when every
+#                      client rule R2 is needed; F6-F7, a client that loses
+#                      a noted record (CLIENT_DROP_NOTED): skipped silently
+#                      when a new boundary replaces one its apply had not
+#                      reached (note_read, the pipelined note, halt: rule
+#                      R5 needed) or when resolve_gap clears such a boundary
+#                      (PROPOSED_GAP_FROM_BASE closes it); exit 0 when every
 #                      expectation holds
 #   run.sh --deep      larger bounds, hash-compacted (about 15 minutes, up to
 #                      8 GB); exit 0 when no error
@@ -153,7 +161,7 @@ pool() {
 verified() {
 	local failed=0 name
 	for name in "$@"; do
-		printf '%-8s %-62s %s\n' "$name" "$(tr '\n' ' ' <"$WORK/$name/flags")" "$(figures "$name")"
+		printf '%-13s %-74s %s\n' "$name" "$(tr '\n' ' ' <"$WORK/$name/flags")" "$(figures "$name")"
 		unreached "$name"
 		if ! complete "$name"; then
 			echo "   search incomplete (memory or depth): see below" >&2
@@ -208,10 +216,12 @@ finding() {
 	story "$2"
 }
 
-# the configurations (README.md, "Bounds")
+# the configurations (README.md, "Bounds"); A0 and C0 without the operator
 A="-DWORKERS=2 -DN=3 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2"
 B="-DWORKERS=3 -DN=2 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=2"
 C="-DWORKERS=4 -DN=3 -DMAXLOSS=2 -DMAXEXP=0 -DMAXATT=2 -DMAXOPS=2"
+A0="-DWORKERS=2 -DN=3 -DMAXLOSS=1 -DMAXEXP=1 -DMAXATT=2 -DMAXOPS=0"
+C0="-DWORKERS=4 -DN=3 -DMAXLOSS=2 -DMAXEXP=0 -DMAXATT=2 -DMAXOPS=0"
 
 # assertion texts, as pan prints them (fragments)
 P1='(sink&(1<<'
@@ -226,24 +236,40 @@ I1='==(gopen>0))'
 I2='(cursor>=applied)'
 I3='(rcpt==sink)'
 R12='(xrc=='
+P13='(rhash==(('
+P14='(rhash& ~('
+P15='& ~(sink))==0)'
 REACH='!((xmm&&'					# REACH_MISMATCH_RUNNING
 F5='!(xmm)||(st=='					# CHECK_MISMATCH_RESOLVES
 ACCEPTED='(applied>acca)'			# REACH_PAST_ACCEPTED
+PIPEVERIFIED='!(pipeb)'				# REACH_PIPE_VERIFIED
+FALSEMM='(rhash& ~((((1<<(applied+1))'	# REACH_FALSE_MISMATCH
+P=-DPIPELINED						# the pipelined worker
 
 case "$MODE" in
 verify)
 	echo "== the protocol as the C code implements it, exhaustive search (spin $(spin -V | awk '{print $3}'))"
 	start=$(date +%s)
 	rc=0
-	pool "A:$A" "B:$B" "C:$C" "C-count:$C -DCLIENT_COUNT_ONLY" \
-		"resolves:$C -DCHECK_MISMATCH_RESOLVES" "progress:$C -DREACH_MISMATCH_RUNNING" \
-		"accepted:$A -DREACH_PAST_ACCEPTED"
+	# the longest searches first, so that the two cores end together
+	pool "A-pipe:$A $P" "A:$A" "B-pipe:$B $P" "C-count-pipe:$C -DCLIENT_COUNT_ONLY $P" \
+		"accepted-pipe:$A -DREACH_PAST_ACCEPTED $P" "C-count:$C -DCLIENT_COUNT_ONLY" \
+		"B:$B" "accepted:$A -DREACH_PAST_ACCEPTED" "C-pipe:$C $P" \
+		"resolves-pipe:$C -DCHECK_MISMATCH_RESOLVES $P" "C:$C" \
+		"resolves:$C -DCHECK_MISMATCH_RESOLVES" "pipe-verified:$C -DREACH_PIPE_VERIFIED $P" \
+		"progress:$C -DREACH_MISMATCH_RUNNING" "progress-pipe:$C -DREACH_MISMATCH_RUNNING $P"
+	echo "-- the two-commit worker (note_read commits alone, then the sink transaction)"
 	verified A B C C-count || rc=1
+	echo "-- the pipelined worker (page k+1 noted inside page k's sink transaction)"
+	verified A-pipe B-pipe C-pipe C-count-pipe || rc=1
 	echo "== a resolve_gap that covers a mismatched boundary returns the checkpoint to running (F5)"
-	verified resolves || rc=1
+	verified resolves resolves-pipe || rc=1
 	echo "== progress: after a hash_mismatch gap is resolved, running is reachable"
 	expected progress "$REACH" || rc=1
+	expected progress-pipe "$REACH" || rc=1
 	finding "progress: after a retention loss is accepted, a recovery promotes past it (L1)" accepted "$ACCEPTED" || rc=1
+	expected accepted-pipe "$ACCEPTED" || rc=1
+	finding "the pipelined handoff: after page k's commit a successor verifies page k+1's note" pipe-verified "$PIPEVERIFIED" || rc=1
 	if [ $rc -eq 0 ]; then
 		echo "== no errors ($(($(date +%s) - start)) s)"
 	else
@@ -282,7 +308,10 @@ verify)
 		"I1-report-running:$M -DONLY=9 -DMUT_REPORT_KEEPS_RUNNING" \
 		"I2-no-cursor-raise:$M -DONLY=10 -DMUT_NO_CURSOR_RAISE" \
 		"I3-no-receipt:$M -DONLY=11 -DMUT_NO_RECEIPT" \
-		"R12-promote-retry:$M -DONLY=12 -DMUT_PROMOTE_NOT_IDEMPOTENT"
+		"R12-promote-retry:$M -DONLY=12 -DMUT_PROMOTE_NOT_IDEMPOTENT" \
+		"P13-pipe-hash-before:$C $P -DONLY=13 -DMUT_PIPE_HASH_FROM_BEFORE" \
+		"P14-pipe-note-first:$C $P -DONLY=14 -DMUT_PIPE_NOTE_BEFORE_APPLY" \
+		"P15-pipe-ack-early:$C $P -DONLY=15 -DMUT_PIPE_ACK_EARLY"
 	expected P1-double-effect "$P1" || rc=1
 	expected P2-verify-lies "$P2" || rc=1
 	expected P3-no-max "$P3" || rc=1
@@ -295,6 +324,9 @@ verify)
 	expected I2-no-cursor-raise "$I2" || rc=1
 	expected I3-no-receipt "$I3" || rc=1
 	expected R12-promote-retry "$R12" || rc=1
+	expected P13-pipe-hash-before "$P13" || rc=1
+	expected P14-pipe-note-first "$P14" || rc=1
+	expected P15-pipe-ack-early "$P15" || rc=1
 	exit $rc
 	;;
 
@@ -310,17 +342,41 @@ verify)
 		"progress:$C -DREACH_MISMATCH_RUNNING" \
 		"skip:$A -DCLIENT_SKIP_NOTED" \
 		"helper:$C -DREACH_MISMATCH_RUNNING -DHELPER_RESOLVE" \
-		"F5A:$A -DCHECK_MISMATCH_RESOLVES"
+		"F5A:$A -DCHECK_MISMATCH_RESOLVES" \
+		"F6-pipe:$A0 $P -DCLIENT_DROP_NOTED -DONLY=2 -DR5_NOTE -DR5_HALT" \
+		"F6-renote:$A0 -DCLIENT_DROP_NOTED -DONLY=2 -DR5_HALT" \
+		"F6-halt:$A0 -DCLIENT_DROP_NOTED -DONLY=2 -DR5_NOTE" \
+		"F7-resolve:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
+		"R5-pipe:$C0 $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
+		"R5-two:$C0 -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
+		"F7-pipe:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DPROPOSED_GAP_FROM_BASE" \
+		"F7-two:$C -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DPROPOSED_GAP_FROM_BASE" \
+		"F7-default:$C $P -DPROPOSED_GAP_FROM_BASE" \
+		"F7-resolves:$C $P -DCHECK_MISMATCH_RESOLVES -DPROPOSED_GAP_FROM_BASE" \
+		"F7-progress:$C $P -DREACH_MISMATCH_RUNNING -DPROPOSED_GAP_FROM_BASE" \
+		"false-mismatch:$C -DREACH_FALSE_MISMATCH"
 	finding "F1 (fixed: promote.c page_closes_boundary): with OLD_PROMOTE the loss comes back" F1-old-promote "$P2" || rc=1
 	finding "F2 (client rule R2): retention checked only through begin_recovery's retained_from" F2-no-postfetch "$P7" || rc=1
-	finding "F3 (fixed: gaps.c boundary_unverified): with OLD_RESOLVE the loss comes back" F3-old-resolve "$P2" || rc=1
+	finding "F3 (fixed: gapfuncs.c boundary_unverified): with OLD_RESOLVE the loss comes back" F3-old-resolve "$P2" || rc=1
 	finding "the close check (apply.c check_boundary_applied): a client applies 1, then 3 of {1 2 3}" skip-old-check "$P2" || rc=1
 	finding "F4 (fixed: promote.c page_closes_boundary): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes" F4-old-partial "$P2" || rc=1
-	finding "F5 (fixed: gaps.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying" F5-since-claim "$F5" || rc=1
+	finding "F5 (fixed: gapfuncs.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying" F5-since-claim "$F5" || rc=1
 	finding "progress: running is reachable after a hash_mismatch is resolved" progress "$REACH" || rc=1
 	echo "== must hold (no error): the skipping client is refused (SG004); with the previous"
 	echo "   model's HELPER_RESOLVE running is never reached after a mismatch; F5 fixed in A too"
 	verified skip helper F5A || rc=1
+	echo "== F6, F7: a client that loses a noted record from its buffer (CLIENT_DROP_NOTED; P2, P7"
+	echo "   and P8 count a record the open boundary still holds as not lost yet)"
+	finding "F6: the pipelined note after a page k whose apply stopped short of its cursor (R5 kept for note_read and halt)" F6-pipe "$P2" || rc=1
+	finding "F6: a note_read on its own that replaces an open boundary (two commits per page; R5 kept for halt)" F6-renote "$P2" || rc=1
+	finding "F6: a halt that replaces a boundary the apply had not reached (R5 kept for note_read)" F6-halt "$P2" || rc=1
+	finding "F7: with R5 everywhere, resolve_gap clears a boundary the apply entered (gaps start at applied)" F7-resolve "$P2" || rc=1
+	echo "== must hold (no error): with R5 and no operator the lost record is always refused (SG004)"
+	echo "   or verified, in both forms; with PROPOSED_GAP_FROM_BASE also with the operator, and"
+	echo "   the proposal keeps the default client, F5 and progress"
+	verified R5-pipe R5-two F7-pipe F7-two F7-default F7-resolves || rc=1
+	expected F7-progress "$REACH" || rc=1
+	finding "a hash_mismatch although every noted, unapplied record is still in the source (a trim of applied ones)" false-mismatch "$FALSEMM" || rc=1
 	if [ $rc -eq 0 ]; then
 		echo "== every expectation holds ($(($(date +%s) - start)) s)"
 	else

@@ -4,7 +4,10 @@
  *	  implements it (claim, note_read, apply_batch, halt, verify_gap,
  *	  report_gap, begin_recovery, recovery_event, promote, resolve_gap),
  *	  with workers that crash at any step, zombies, a source that loses
- *	  records and expires its token, and an operator.  Checked by spin:
+ *	  records and expires its token, and an operator.  The workers note
+ *	  each page's read boundary in a commit of its own (two commits per
+ *	  page), or, with -DPIPELINED, also inside the previous page's sink
+ *	  transaction (one commit per page).  Checked by spin:
  *	  see run.sh and README.md beside this file.
  *
  * Atomicity.  Every SQL function is one atomic step (d_step): it takes the
@@ -27,7 +30,8 @@
  * model, so equal sets <=> equal SHA-256 buffer hashes).
  *
  * The default is the C code as it now is (src/apply.c, src/recovery.c,
- * src/gaps.c, src/receipt.c): a read boundary is checked exactly when it
+ * src/promote.c, src/gapfuncs.c, src/gapstore.c, src/receipt.c): a read
+ * boundary is checked exactly when it
  * closes, by apply (check_boundary_applied) and by promote
  * (page_closes_boundary), a recovery page that ends inside the boundary
  * does not promote, and resolve_gap keeps a boundary that the gaps
@@ -37,6 +41,36 @@
  * follows is R2 (re-read retention after every fetch, README.md).
  *
  * Flags (spin -DNAME):
+ *	 PIPELINED                   the pipelined worker: besides every step of
+ *	                             the two-commit worker, a sink transaction
+ *	                             that applies page k (noted) and notes page
+ *	                             k+1 (fetched since) after the apply, one
+ *	                             commit (README.md, "The pipelined worker")
+ *	 MUT_PIPE_HASH_FROM_BEFORE   (with PIPELINED) page k+1's hash taken from
+ *	                             the applied position before page k
+ *	 MUT_PIPE_NOTE_BEFORE_APPLY  (with PIPELINED) page k+1 noted before page
+ *	                             k's apply in the same transaction
+ *	 MUT_PIPE_ACK_EARLY          (with PIPELINED) page k+1 acknowledged to
+ *	                             the source when page k commits
+ *	 REACH_PIPE_VERIFIED         assert that no successor verifies a boundary
+ *	                             a pipelined transaction recorded (run to
+ *	                             see it fail: the handoff after page k's
+ *	                             commit verifies page k+1)
+ *	 CLIENT_DROP_NOTED           a client bug: a worker loses a noted record
+ *	                             from its buffer (F6, F7); P2, P7 and P8 then
+ *	                             exempt what the open boundary still holds
+ *	 CLIENT_NOTE_AFTER_CLOSE     rule R5: a worker records a new read
+ *	                             boundary (note_read, the pipelined note,
+ *	                             halt) only once its apply reached the
+ *	                             cursor it noted last; R5_NOTE, R5_PIPE,
+ *	                             R5_HALT: the rule for one of them only
+ *	 PROPOSED_GAP_FROM_BASE      a proposed change (F7): verify_gap's
+ *	                             hash_mismatch gap and resolve_gap's cover
+ *	                             check start at read_base when an apply
+ *	                             entered the boundary
+ *	 REACH_FALSE_MISMATCH        assert that every hash_mismatch has a noted,
+ *	                             unapplied record gone (run to see it fail:
+ *	                             a trim of applied records alone mismatches)
  *	 BUG_RECOVERY_PAST_VERIFY    re-introduces the bug fixed by issue 8:
  *	                             recovery_event answers 'apply' above applied
  *	                             while replaying, promote advances applied
@@ -89,7 +123,8 @@
  *	                             MUT_RESUME_FROM_CURSOR,
  *	                             MUT_REPORT_KEEPS_RUNNING,
  *	                             MUT_NO_CURSOR_RAISE, MUT_NO_RECEIPT,
- *	                             MUT_PROMOTE_NOT_IDEMPOTENT
+ *	                             MUT_PROMOTE_NOT_IDEMPOTENT, and the
+ *	                             pipelined worker's MUT_PIPE_* above
  *
  * Bounds (spin -DNAME=value): N, WORKERS, MAXALIVE, MAXLOSS, MAXEXP,
  * MAXATT, MAXOPS, as defined below.
@@ -131,6 +166,30 @@
 #define PRESENT(p)	((p) >= R && (del & B(p)) == 0)
 #define SOURCE		(RNG(R - 1, N) & ~del)		/* what the source still holds */
 #define TWO(m)		(((m) & ((m) - 1)) != 0)	/* at least two positions */
+
+/*
+ * The records a worker fetched after its last note while it still holds
+ * noted ones (pend) are kept apart by the pipelined worker (page k+1) and
+ * by a worker that follows rule R5 for its note_read (R5_NOTE).
+ */
+#ifdef CLIENT_NOTE_AFTER_CLOSE	/* R5, for every call that records a boundary */
+#define R5_NOTE
+#define R5_PIPE
+#define R5_HALT
+#endif
+#if defined(R5_NOTE) || defined(R5_PIPE) || defined(R5_HALT)
+#define R5
+#endif
+#if defined(PIPELINED) || defined(R5_NOTE)
+#define PEND
+#endif
+
+/* a worker's noted, unapplied records (PEND: without page k+1) */
+#ifdef PEND
+#define NB			(buf & ~pend)
+#else
+#define NB			buf
+#endif
 
 #define POP(m)		((((m) >> 1) & 1) + (((m) >> 2) & 1) + (((m) >> 3) & 1) + (((m) >> 4) & 1))
 
@@ -188,7 +247,7 @@ Attempt	at[MAXATT];
 byte	natt;
 
 /*
- * gaplog.c sog_gap_loss_accepted: a resolved retention gap (acca, acce]
+ * gapstore.c sog_gap_loss_accepted: a resolved retention gap (acca, acce]
  * that starts at the applied position it was resolved at.  The C code
  * counts only those resolved as accepted_loss; the model's operator has
  * one resolution, so it counts every resolved one: more recoveries open
@@ -217,6 +276,10 @@ byte	wit;					/* positions a committed note_read or halt
 byte	tlost;					/* positions retention removed before their
 								 * effect was in the sink */
 byte	gcov;					/* positions some gap row covers */
+#ifdef REACH_PIPE_VERIFIED
+bit		pipeb;					/* the read boundary was recorded by a
+								 * pipelined sink transaction */
+#endif
 #ifdef MMGHOST
 bit		mmcur;					/* a hash_mismatch gap was recorded for the
 								 * current read boundary */
@@ -226,6 +289,7 @@ bit		mmcur;					/* a hash_mismatch gap was recorded for the
 hidden byte xq, xp, xcnt, xi, xa, xtl, xtadv, xtr, xtnew, xta, xt, xvh,
 			xbat, xfirst, xrr, xm, xrg, xra;
 hidden byte xbnd, xcov, xmm;
+hidden byte xcf, xe, xh, xpa, xsc, xsb, xsh, xshs, xscs, xack;
 hidden mtype xrc;
 
 /* print a set of positions, e.g. {1 3} */
@@ -251,7 +315,9 @@ inline pset(m)
 /*
  * Numbered as in README.md (-DONLY=k): 1 P1, 2 P2, 3 P3, 4 P4, 5 P5 (in
  * db_promote), 6 P6, 7 P7, 8 P8, 9 I1, 10 I2, 11 I3, 12 a retried promote
- * converges (in the worker).
+ * converges (in the worker), 13 a recorded read boundary is exact
+ * (boundary_exact, and in db_pipe), 14 no false hash_mismatch (in
+ * db_verify), 15 nothing acknowledged is lost (acknowledge).
  */
 
 /* P1: no event in the sink twice */
@@ -303,10 +369,21 @@ inline committed_by(g)
  *     any worker reported it (a guard cannot know records nobody fetched);
  * I1  state = failed_closed <=> an open gap;  I2  source_cursor >= applied;
  * I3  a receipt exists exactly where the sink has the effect.
+ *
+ * With CLIENT_DROP_NOTED (a client that loses a noted record from its
+ * buffer) P2, P7 and P8 exempt the records the open read boundary still holds
+ * (PENDING): the apply that closes it must refuse (SG004), and a
+ * successor verifies it first, so such a record is not lost until a new
+ * boundary replaces that one.
  */
-#define P2_REPORTED		(((wit & UPTO(applied)) & ~(sink | gcov)) == 0)
-#define P7_RETENTION	(((tlost & UPTO(applied)) & ~(sink | gcov)) == 0)
-#define P8_COMPLETE		((UPTO(applied) & ~(sink | gcov | (del & ~wit))) == 0)
+#ifdef CLIENT_DROP_NOTED
+#define PENDING			(((rhset || rcset) && cursor > applied) -> (rhash & RNG(rbase, cursor)) : 0)
+#else
+#define PENDING			0
+#endif
+#define P2_REPORTED		(((wit & UPTO(applied)) & ~(sink | gcov | PENDING)) == 0)
+#define P7_RETENTION	(((tlost & UPTO(applied)) & ~(sink | gcov | PENDING)) == 0)
+#define P8_COMPLETE		((UPTO(applied) & ~(sink | gcov | (del & ~wit) | PENDING)) == 0)
 #define I1_STATE		((st == FAILED) == (gopen > 0))
 #define I2_CURSOR		(cursor >= applied)
 #define I3_RECEIPTS		(rcpt == sink)
@@ -334,6 +411,9 @@ end:
 
 inline clear_boundary()
 {
+#ifdef REACH_PIPE_VERIFIED
+	pipeb = 0;
+#endif
 	cursor = applied;
 	rbase = 0;
 	rhash = 0;
@@ -377,13 +457,17 @@ inline new_claimed_at()
 }
 
 /*
- * note_read and halt record a read boundary (read_base := applied).  The
- * gaps that count for resolve_gap are those detected from here on (gaps.c
+ * note_read and halt record a read boundary (read_base := applied) of the
+ * records h (the hash of h, or its count).  The gaps that count for
+ * resolve_gap are those detected from here on (gapfuncs.c
  * boundary_unverified: gap id > read_gap_floor).
  */
-inline record_boundary()
+inline record_boundary(h)
 {
-	cursor = wcur; rbase = applied; rhash = buf; rcset = 1;
+#ifdef REACH_PIPE_VERIFIED
+	pipeb = 0;
+#endif
+	cursor = wcur; rbase = applied; rhash = h; rcset = 1;
 #ifdef CLIENT_COUNT_ONLY
 	rhset = 0;					/* buffer_hash NULL, buffered_count given */
 #else
@@ -396,7 +480,19 @@ inline record_boundary()
 #ifdef MMGHOST
 	mmcur = 0;
 #endif
-	wit = wit | buf
+	wit = wit | (h)
+}
+
+/*
+ * P13: a read boundary that a worker records is exact: its hash (or count)
+ * is of exactly the records the worker holds, unapplied, in (read_base,
+ * cursor] (held: its buffer as it is when the boundary commits).  What a
+ * successor verifies is then what the worker held.
+ */
+inline boundary_exact(held)
+{
+	assert(!ON(13) || !(rhset || rcset) || cursor <= applied ||
+		   rhash == ((held) & RNG(rbase, cursor)))
 }
 
 /*
@@ -404,6 +500,19 @@ inline record_boundary()
  * are exactly the noted set (with a hash), or at least as many (count only)
  */
 #define NOTED_OK(m)	((rhset && (m) == rhash) || (!rhset && POP(m) >= POP(rhash)))
+
+/*
+ * Where a boundary's records start for verify_gap's hash_mismatch gap and
+ * for resolve_gap's boundary_unverified (gapfuncs.c): at the applied
+ * position (the C code), or, with PROPOSED_GAP_FROM_BASE (a proposed
+ * change, F6), at read_base when an apply entered the boundary, so that
+ * the records applied in it, never checked against the hash, count too.
+ */
+#ifdef PROPOSED_GAP_FROM_BASE
+#define COVER_FROM	((rbase < applied) -> rbase : applied)
+#else
+#define COVER_FROM	applied
+#endif
 
 /* record a gap row (f, to] and fail closed */
 inline add_gap(f, to)
@@ -437,7 +546,7 @@ inline conclude(k, how)
 	fi
 }
 
-/* recovery.c fail_attempt, inexact: up to the furthest known read */
+/* recovery.c sog_recovery_fail, inexact: up to the furthest known read */
 inline fail_attempt(stoppos)
 {
 	xt = stoppos;
@@ -502,8 +611,15 @@ inline db_claim()
 	stopf = (xrc == FAIL_CLOSED)
 }
 
-/* sog.note_read(checkpoint_id, generation, cursor, hash, count) */
-inline db_note_read()
+/*
+ * sog.note_read(checkpoint_id, generation, cursor, hash of h, count of h):
+ * its checks (apply.c sog_note_read), against the row as the caller's
+ * transaction sees it, whose applied position is a (the committed one, or,
+ * inside a sink transaction, the one its apply left): SG001, SG004 unless
+ * running, SG005 for a cursor behind a, 22023 for a count larger than
+ * cursor - a (util.c sog_check_buffered_count).  xrc = OK when it passes.
+ */
+inline note_check(a, h)
 {
 #ifdef MUT_NO_FENCE
 	if
@@ -517,29 +633,68 @@ inline db_note_read()
 		:: st != RUNNING -> xrc = SG004
 		:: else ->
 			if
-			:: wcur < applied -> xrc = SG005
+			:: wcur < (a) -> xrc = SG005
 			:: else ->
-				committed_by(mygen);
 				if
-				:: wcur == applied -> clear_boundary(); wit = wit | buf
-				:: else -> record_boundary()
-				fi;
-				xrc = OK
+				:: POP(h) > wcur - (a) -> xrc = E22023
+				:: else -> xrc = OK
+				fi
 			fi
 		fi
+	fi
+}
+
+/*
+ * note_read's write (checkpoint.c sog_record_read_boundary): read_base :=
+ * applied, or the boundary cleared for a cursor at applied.  held: what
+ * the worker holds unapplied when this commits (P13).
+ */
+inline note_write(h, held)
+{
+	committed_by(mygen);
+	if
+	:: wcur == applied -> clear_boundary(); wit = wit | (h)
+	:: else -> record_boundary(h)
+	fi;
+	boundary_exact(held)
+}
+
+/* sog.note_read, committed alone (before the sink transaction) */
+inline db_note_read()
+{
+	note_check(applied, buf);
+	if
+	:: xrc == OK -> note_write(buf, buf)
+	:: else -> skip
 	fi;
 	printf("W%d note_read(gen %d, cursor %d, hash of ", me, mygen, wcur);
 	pset(buf);
 	printf(") -> %e\n", xrc);
+#ifdef R5
+	if
+	:: xrc == OK -> ncur = wcur
+	:: else -> skip
+	fi;
+#endif
+#ifdef PEND
+	if
+	:: xrc == OK -> noted = 1; pend = 0	/* the whole buffer is noted */
+	:: else -> skip						/* the boundary before stays */
+	fi
+#else
 	noted = (xrc == OK)
+#endif
 }
 
 /*
  * The sink transaction: BEGIN; apply_batch(generation, xbat); INSERT the
- * effects of the events answered true; COMMIT.
+ * effects of the events answered true; COMMIT.  apply_check decides
+ * (xrc; the applied position it leaves, xta; the receipts, xtr; the new
+ * events, xtnew) and writes nothing; apply_write writes.
  */
-inline db_apply()
+inline apply_check()
 {
+	xtnew = 0;
 	if
 	:: mygen != gen -> xrc = SG001
 	:: else ->
@@ -606,50 +761,205 @@ inline db_apply()
 			fi;
 			xq++
 		:: else -> break
-		od;
-		if
-		:: xrc == OK ->
-			committed_by(mygen);
-			effects_allowed(xtnew);
+		od
+	fi
+}
+
+/* apply_batch's writes, after apply_check answered OK */
+inline apply_write()
+{
+	committed_by(mygen);
+	effects_allowed(xtnew);
 #ifdef MUT_NO_RECEIPT
-			xtr = rcpt;
+	xtr = rcpt;
 #endif
-			rcpt = xtr;
-			if
-			:: xta > applied ->
-				move_applied(xta);
-				if
-				:: cursor <= applied -> clear_boundary()
-				:: else -> skip
-				fi
-			:: else -> skip
-			fi;
-			xq = 1;
-			do
-			:: xq <= N ->
-				if
-				:: (xtnew & B(xq)) != 0 -> sink_insert(xq)
-				:: else -> skip
-				fi;
-				xq++
-			:: else -> break
-			od
+	rcpt = xtr;
+	if
+	:: xta > applied ->
+		move_applied(xta);
+		if
+		:: cursor <= applied -> clear_boundary()
 		:: else -> skip
 		fi
+	:: else -> skip
 	fi;
+	xq = 1;
+	do
+	:: xq <= N ->
+		if
+		:: (xtnew & B(xq)) != 0 -> sink_insert(xq)
+		:: else -> skip
+		fi;
+		xq++
+	:: else -> break
+	od
+}
+
+/*
+ * P15: nothing acknowledged to the source is ever lost.  A worker
+ * acknowledges the records of a sink transaction (m) once it committed;
+ * each must then have its effect in the sink (which never loses one).
+ */
+inline acknowledge(m)
+{
+	assert(!ON(15) || ((m) & ~sink) == 0)
+}
+
+inline apply_print()
+{
 	printf("W%d apply_batch(gen %d, ", me, mygen);
 	pset(xbat);
 	printf(") -> %e, new ", xrc);
 	pset(xtnew);
-	printf(", applied %d\n", applied);
+	printf(", applied %d\n", applied)
+}
+
+/* the sink transaction of a page whose read boundary is already durable */
+inline db_apply()
+{
+	apply_check();
+	if
+	:: xrc == OK -> apply_write()
+	:: else -> skip
+	fi;
+	apply_print();
 	if
 	:: xrc == OK ->
+		acknowledge(xbat);
 		wapp = applied;
 		buf = buf & ~xbat;
 		dupp = 0;
+#ifdef PEND
+		noted = noted && (NB != 0);
+		if
+		:: !noted -> pend = 0	/* page k+1 (if fetched) is not noted */
+		:: else -> skip
+		fi
+#else
 		noted = noted && (buf != 0)
+#endif
 	:: else -> skip
 	fi
+}
+
+/* the pipelined sink transaction's SQL (see db_pipe below) */
+inline pipe_tx()
+{
+#ifndef MUT_PIPE_NOTE_BEFORE_APPLY
+	apply_check();
+	if
+	:: xrc == OK ->
+		xpa = (xta > applied -> xta : applied);	/* applied after apply_batch */
+		note_check(xpa, xh);
+		if
+		:: xrc == OK ->
+			apply_write();
+			note_write(xh, buf & ~xbat);
+			/* P13: the successor verifies exactly page k+1's unapplied records */
+			assert(!ON(13) || cursor <= applied || rbase == applied);
+#ifdef REACH_PIPE_VERIFIED
+			pipeb = (cursor > applied);
+#endif
+			skip
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+#else
+	note_check(applied, xh);
+	if
+	:: xrc == OK ->
+		/* apply_batch decides against the boundary the note just recorded */
+		xsc = cursor; xsb = rbase; xsh = rhash; xshs = rhset; xscs = rcset;
+		if
+		:: wcur == applied -> cursor = applied; rbase = 0; rhash = 0; rhset = 0; rcset = 0
+		:: else ->
+			cursor = wcur; rbase = applied; rhash = xh; rcset = 1;
+#ifdef CLIENT_COUNT_ONLY
+			rhset = 0
+#else
+			rhset = 1
+#endif
+		fi;
+		apply_check();
+		cursor = xsc; rbase = xsb; rhash = xsh; rhset = xshs; rcset = xscs;
+		if
+		:: xrc == OK ->
+			note_write(xh, buf);
+			apply_write()
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi
+#endif
+}
+
+/*
+ * The pipelined sink transaction (PIPELINED): BEGIN; apply_batch(page k:
+ * xbat, from the noted records); INSERT the rows answered true;
+ * note_read(cursor of page k+1, hash of the records above the applied
+ * position page k leaves, their count); commit_page; COMMIT.  The client
+ * computes that hash before the transaction, from the applied position it
+ * expects page k to leave (xe: its own applied position, or the last
+ * record of the batch above it); note_read records read_base := the
+ * applied position in the transaction, after apply_batch.  Any error rolls
+ * back both: page k's rows and page k+1's note.
+ *
+ * MUT_PIPE_HASH_FROM_BEFORE: the hash from the applied position before
+ * page k (page k's records included).  MUT_PIPE_NOTE_BEFORE_APPLY:
+ * note_read before apply_batch in the same transaction (read_base := the
+ * applied position before page k; the hash of page k+1 alone).
+ */
+inline db_pipe()
+{
+	xe = wapp;
+	xq = 1;
+	do
+	:: xq <= N ->
+		if
+		:: (xbat & B(xq)) != 0 && xq > xe -> xe = xq
+		:: else -> skip
+		fi;
+		xq++
+	:: else -> break
+	od;
+	xh = (buf & ~xbat) & ~UPTO(xe);		/* page k+1's buffer hash */
+#ifdef MUT_PIPE_HASH_FROM_BEFORE
+	xh = buf & ~UPTO(wapp);
+#endif
+#ifdef R5_PIPE
+	if
+	:: xe < ncur -> xrc = REFUSED	/* R5: page k's apply would stop short of its noted cursor */
+	:: else -> pipe_tx()
+	fi;
+#else
+	pipe_tx();
+#endif
+	printf("W%d sink transaction: apply_batch(gen %d, ", me, mygen);
+	pset(xbat);
+	printf("), new ");
+	pset(xtnew);
+	printf(", then note_read(cursor %d, hash of ", wcur);
+	pset(xh);
+	printf(") -> %e; applied %d, read boundary (%d, %d]\n", xrc, applied, rbase, cursor);
+	if
+	:: xrc == OK ->
+#ifdef MUT_PIPE_ACK_EARLY
+		acknowledge(xbat | pend);	/* page k+1 too, before its own commit */
+#else
+		acknowledge(xbat);
+#endif
+		wapp = applied;
+		buf = buf & ~xbat;
+		dupp = 0;
+		noted = 1;						/* page k+1 is noted now */
+#ifdef R5
+		ncur = wcur;
+#endif
+		pend = 0
+	:: else -> skip						/* rolled back: nothing changed */
+	fi;
+	xe = 0; xh = 0; xpa = 0
 }
 
 /* sog.halt(checkpoint_id, generation, cursor, hash, count) */
@@ -664,7 +974,8 @@ inline db_halt()
 			if
 			:: wcur == applied -> clear_boundary()
 			:: else ->
-				record_boundary();
+				record_boundary(buf);
+				boundary_exact(buf);
 				if
 				:: !rhset -> add_gap(applied, cursor)	/* no_buffer_hash */
 				:: else -> skip
@@ -698,10 +1009,28 @@ inline db_verify()
 			:: true -> st = RUNNING; xrc = VTRUE
 #else
 			if
-			:: xvh == rhash -> st = RUNNING; xrc = VTRUE
+			:: xvh == rhash -> st = RUNNING; xrc = VTRUE;
+#ifdef REACH_PIPE_VERIFIED
+				/* fails iff reachable: a successor verifies a pipelined note */
+				assert(!pipeb);
+#endif
+				skip
 #endif
 			:: else ->
-				add_gap(applied, cursor); xrc = VFALSE			/* hash_mismatch */
+				/*
+				 * P14: no false alarm.  The re-fetch differs from the noted
+				 * hash only when a record the worker noted is gone from the
+				 * source (a boundary that says more or less than what the
+				 * worker held would fail a successor that lost nothing).
+				 */
+				assert(!ON(14) || (rhash & ~SOURCE) != 0);
+#ifdef REACH_FALSE_MISMATCH
+				/* fails iff reachable: a mismatch although every noted,
+				 * unapplied record is still in the source */
+				assert((rhash & ~UPTO(applied) & ~SOURCE) != 0);
+#endif
+				xcf = COVER_FROM;
+				add_gap(xcf, cursor); xrc = VFALSE				/* hash_mismatch */
 #ifdef MMGHOST
 				mmcur = 1;
 #endif
@@ -718,6 +1047,9 @@ inline db_verify()
 		buf = xvh & ~UPTO(wapp);
 		wcur = vto;
 		noted = (buf != 0);
+#ifdef R5
+		ncur = (buf != 0 -> vto : 0);	/* the predecessor's boundary */
+#endif
 		vfrom = 0;
 		vto = 0
 	:: else -> skip
@@ -898,6 +1230,13 @@ inline db_page_tx()
 			xq++
 		:: else -> break
 		od;
+		/* the page's events before a stop committed: acknowledged (P15) */
+		if
+		:: xrc == STOP -> xack = pg & UPTO(xt - 1)
+		:: else -> xack = pg
+		fi;
+		acknowledge(xack);
+		xack = 0;
 		if
 		:: xrc == STOP -> fail_attempt(xt)
 		:: else -> skip
@@ -1040,7 +1379,7 @@ inline fetch(lim, redeliver)
 							 * (retained_from > cursor + 1), and no gap row
 							 * (sog.gaps) covers them yet */
 	:: else ->
-		xq = xfirst; xcnt = 0;
+		xq = xfirst; xcnt = 0; xm = buf;
 		do
 		:: xq <= N && xcnt < lim ->
 			if
@@ -1051,9 +1390,14 @@ inline fetch(lim, redeliver)
 		:: else -> break
 		od;
 		if
+#ifdef PEND
+		:: xcnt > 0 && noted -> pend = pend | (buf & ~xm)	/* page k+1 */
+#else
 		:: xcnt > 0 -> noted = 0
+#endif
 		:: else -> skip
 		fi;
+		xm = 0;
 		if
 		:: redeliver && wapp != 0 && wapp == xfirst - 1 && PRESENT(wapp) -> dupp = wapp
 		:: else -> skip
@@ -1093,14 +1437,14 @@ inline fetch_page(lim)
 	printf(", loss through %d\n", lossto)
 }
 
-/* the batch of a sink transaction: the first lim buffered records */
+/* the batch of a sink transaction: the first lim noted records */
 inline batch(lim)
 {
 	xbat = 0; xcnt = 0; xq = 1;
 	do
 	:: noted && xq <= N && xcnt < lim ->
 		if
-		:: (buf & B(xq)) != 0 -> xbat = xbat | B(xq); xcnt++
+		:: (NB & B(xq)) != 0 -> xbat = xbat | B(xq); xcnt++
 		:: else -> skip
 		fi;
 		xq++
@@ -1122,7 +1466,23 @@ inline batch(lim)
 #define GO			(lossto == 0)
 #define MINE(k)		(natt > (k) && at[k].s == A_OPEN && at[k].w == me && att_ != (k) + 1)
 #define CAN_READ	(GO && !rep && att_ == 0 && (texp & B(mytok)) == 0 && wcur < N)
-#define CAN_APPLY	(GO && !rep && ((noted && buf != 0) || dupp != 0))
+#define CAN_APPLY	(GO && !rep && ((noted && NB != 0) || dupp != 0))
+/* R5: a new read boundary only once the apply reached the noted cursor */
+#if defined(R5_NOTE)
+#define CAN_NOTE	(GO && !rep && buf != 0 && !noted && wapp >= ncur)
+#elif defined(PIPELINED)
+#define CAN_NOTE	(GO && !rep && buf != 0 && (!noted || pend != 0))
+#else
+#define CAN_NOTE	(GO && !rep && buf != 0 && !noted)
+#endif
+#if defined(R5_HALT)
+#define CAN_HALT	(GO && att_ == 0 && wapp >= ncur)
+#else
+#define CAN_HALT	(GO && att_ == 0)
+#endif
+#ifdef PIPELINED
+#define CAN_PIPE	(GO && !rep && noted && pend != 0)
+#endif
 #define CAN_BEGIN	(GO && att_ == 0 && (texp & B(mytok)) != 0 && natt < MAXATT)
 
 proctype Worker(byte me)
@@ -1130,6 +1490,14 @@ proctype Worker(byte me)
 	byte	mygen, mytok, wapp, wcur, buf, dupp, att_, pg, pglast, anc,
 			vfrom, vto, lossto;
 	bit		rep, noted, incl, pgf, pgc, stopf;
+#ifdef PEND
+	byte	pend;	/* page k+1: records fetched since the last note, while
+					 * the records before them are noted (noted = 1) */
+#endif
+#ifdef R5
+	byte	ncur;	/* the cursor of the read boundary it noted last (or
+					 * verified); R5: no new one before wapp reaches it */
+#endif
 
 	/*
 	 * Workers are identical, so they claim in the order of their numbers:
@@ -1158,16 +1526,42 @@ proctype Worker(byte me)
 	:: d_step { CAN_READ; fetch(2, 0) }
 	:: d_step { CAN_READ && wapp != 0 && wcur == wapp; fetch(1, 1) }
 
-	/* note_read commits before the sink transaction that applies */
-	:: d_step { GO && !rep && buf != 0 && !noted; db_note_read() }
+	/*
+	 * note_read commits before the sink transaction that applies (the
+	 * pipelined worker: the first page after claim, verify, a rollback or
+	 * an idle source; or any page, the two-commit way)
+	 */
+	:: d_step { CAN_NOTE; db_note_read() }
 
 	:: d_step { CAN_APPLY; batch(1); db_apply() }
-	:: d_step { CAN_APPLY && noted && TWO(buf); batch(2); db_apply() }
+	:: d_step { CAN_APPLY && noted && TWO(NB); batch(2); db_apply() }
+#ifdef PIPELINED
+	/*
+	 * the pipelined sink transaction: page k (1 or 2 of the noted records,
+	 * plus a redelivered one), then page k+1's note, one commit
+	 */
+	:: d_step { CAN_PIPE; batch(1); db_pipe() }
+	:: d_step { CAN_PIPE && TWO(NB); batch(2); db_pipe() }
+#endif
+#ifdef CLIENT_DROP_NOTED
+	/*
+	 * a client bug: one noted record lost from the buffer (never applied);
+	 * the guard must refuse (SG004) the apply that closes the boundary,
+	 * or a successor's verify must, unless a note replaced the boundary
+	 * first (R5 forbids that)
+	 */
+	:: d_step { GO && noted && TWO(NB) && (NB & B(1)) != 0; buf = buf & ~B(1); printf("W%d drops record 1 from its buffer\n", me) }
+	:: d_step { GO && noted && TWO(NB) && (NB & B(2)) != 0; buf = buf & ~B(2); printf("W%d drops record 2 from its buffer\n", me) }
+	:: d_step { GO && noted && TWO(NB) && (NB & B(3)) != 0; buf = buf & ~B(3); printf("W%d drops record 3 from its buffer\n", me) }
+#if N > 3
+	:: d_step { GO && noted && TWO(NB) && (NB & B(4)) != 0; buf = buf & ~B(4); printf("W%d drops record 4 from its buffer\n", me) }
+#endif
+#endif
 #ifdef CLIENT_SKIP_NOTED
 	/* a client bug: the noted buffer without its lowest record */
 	:: d_step {
-		CAN_APPLY && noted && TWO(buf);
-		xbat = buf & (buf - 1);
+		CAN_APPLY && noted && TWO(NB);
+		xbat = NB & (NB - 1);
 		if
 		:: dupp != 0 -> xbat = xbat | B(dupp)
 		:: else -> skip
@@ -1179,7 +1573,7 @@ proctype Worker(byte me)
 	}
 #endif
 
-	:: d_step { GO && att_ == 0; db_halt() }; goto done
+	:: d_step { CAN_HALT; db_halt() }; goto done
 
 	/*
 	 * gap_replay_required: re-fetch (verify_from, verify_to], hash it,
@@ -1238,7 +1632,16 @@ proctype Worker(byte me)
 				:: wcur < wapp -> wcur = wapp
 				:: else -> skip
 				fi;
+#ifdef PEND
+				pend = pend & ~UPTO(wapp);
+				noted = noted && (NB != 0);
+				if
+				:: !noted -> pend = 0
+				:: else -> skip
+				fi;
+#else
 				noted = noted && (buf != 0);
+#endif
 				rep = 0;
 				att_ = 0; pg = 0; pglast = 0; anc = 0; incl = 0; pgf = 0; pgc = 0
 			:: xrc == PAGE_INCOMPLETE -> pgc = 0
@@ -1268,7 +1671,14 @@ done:
 		alive--;
 		mygen = 0; mytok = 0; wapp = 0; wcur = 0; buf = 0; dupp = 0; att_ = 0;
 		pg = 0; pglast = 0; anc = 0; vfrom = 0; vto = 0; lossto = 0;
-		rep = 0; noted = 0; incl = 0; pgf = 0; pgc = 0; stopf = 0
+		rep = 0; noted = 0; incl = 0; pgf = 0; pgc = 0; stopf = 0;
+#ifdef PEND
+		pend = 0;
+#endif
+#ifdef R5
+		ncur = 0;
+#endif
+		skip
 	}
 }
 
@@ -1314,7 +1724,7 @@ end:
 
 /*
  * sog.resolve_gap(the oldest open gap, 'accepted_loss', ...).  With no gap
- * left open: gaps.c boundary_unverified -- a read hash above applied that
+ * left open: gapfuncs.c boundary_unverified -- a read hash above applied that
  * no gap detected since claimed_at (resolved or not) covers through the
  * cursor (from <= applied or NULL, to >= cursor or NULL) -- keeps the
  * boundary and returns to replaying; else the boundary is cleared, running.
@@ -1344,11 +1754,12 @@ end:
 			xmm = mmcur && gopen == 0;
 #endif
 			xcov = 0;
+			xcf = COVER_FROM;
 			xi = 0;
 			do
 			:: xi < ng ->
 				if
-				:: (gsn & (1 << xi)) != 0 && gfrom[xi] <= applied &&
+				:: (gsn & (1 << xi)) != 0 && gfrom[xi] <= xcf &&
 				   (gto[xi] == 0 || gto[xi] >= cursor) -> xcov = 1
 				:: else -> skip
 				fi;
