@@ -200,10 +200,11 @@ cmd_publish(const Args *a)
 
 		if (a->rate > 0)
 		{
-			double		due = t0 + (double) i / a->rate;
+			/* read the clock once: due - now_s() may turn negative between two reads */
+			double		wait = t0 + (double) i / a->rate - now_s();
 
-			if (due > now_s())
-				usleep((useconds_t) ((due - now_s()) * 1e6));
+			if (wait > 0)
+				usleep((useconds_t) (wait * 1e6));
 		}
 		s = js_PublishAsync(js, a->subject, buf, n, &po);
 		if (s != NATS_OK)
