@@ -399,7 +399,7 @@ page_next(Worker *w)
 	w->ahead = done;			/* empty, its buffer kept for the next fetch */
 }
 
-/* The read boundary of w->page is durable: say so, and where a test may stop. */
+/* The read boundary of w->page is durable: remember it and say so. */
 static void
 noted(Worker *w, const char *how)
 {
@@ -408,7 +408,6 @@ noted(Worker *w, const char *how)
 			   (unsigned long long) w->noted, (unsigned long long) w->applied,
 			   w->page.n, how);
 	write_cursor_file(w, w->noted);
-	phase(w, "after_note_read");
 }
 
 /*
@@ -434,6 +433,7 @@ apply_pending(Worker *w)
 			if (!guard_note_read(w, &w->page, w->applied))
 				return on_sql_error(w, ST_RUN);
 			noted(w, "alone");
+			phase(w, "after_note_read");
 		}
 		if (!sink_apply_page(w, &w->page, carry ? &w->ahead : NULL))
 		{
@@ -446,9 +446,11 @@ apply_pending(Worker *w)
 	logf_event(w, "APPLIED", "applied=%llu generation=%lld",
 			   (unsigned long long) w->applied, (long long) w->gen);
 	page_next(w);
-	phase(w, "after_commit");
 	if (carry)					/* its note committed with this page */
 		noted(w, "with_previous_page");
+	phase(w, "after_commit");
+	if (carry)
+		phase(w, "after_note_read");
 	return ST_RUN;
 }
 
