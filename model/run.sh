@@ -297,6 +297,7 @@ verify)
 	echo "== every property can fail: one broken variant each (first error reported)"
 	M="$A"
 	rc=0
+	start=$(date +%s)
 	pool "P1-double-effect:$M -DONLY=1 -DMUT_IGNORE_RECOVERY_RECEIPTS" \
 		"P2-verify-lies:$M -DONLY=2 -DMUT_VERIFY_ALWAYS_TRUE" \
 		"P3-no-max:$M -DONLY=3 -DMUT_NO_MAX" \
@@ -327,6 +328,11 @@ verify)
 	expected P13-pipe-hash-before "$P13" || rc=1
 	expected P14-pipe-note-first "$P14" || rc=1
 	expected P15-pipe-ack-early "$P15" || rc=1
+	if [ $rc -eq 0 ]; then
+		echo "== every variant violates its property ($(($(date +%s) - start)) s)"
+	else
+		echo "== FAILED: a variant was not caught ($(($(date +%s) - start)) s)"
+	fi
 	exit $rc
 	;;
 
