@@ -25,7 +25,8 @@
 #                      when a new boundary replaces one its apply had not
 #                      reached (note_read, the pipelined note, halt: rule
 #                      R5 needed) or when resolve_gap clears such a boundary
-#                      (PROPOSED_GAP_FROM_BASE closes it); exit 0 when every
+#                      (OLD_GAP_FROM_APPLIED before the hash_mismatch fix;
+#                      PROPOSED_COVER_FROM_BASE closes the rest); exit 0 when every
 #                      expectation holds
 #   run.sh --deep      larger bounds, hash-compacted (about 15 minutes, up to
 #                      8 GB); exit 0 when no error
@@ -352,14 +353,15 @@ verify)
 		"F6-pipe:$A0 $P -DCLIENT_DROP_NOTED -DONLY=2 -DR5_NOTE -DR5_HALT" \
 		"F6-renote:$A0 -DCLIENT_DROP_NOTED -DONLY=2 -DR5_HALT" \
 		"F6-halt:$A0 -DCLIENT_DROP_NOTED -DONLY=2 -DR5_NOTE" \
-		"F7-resolve:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
+		"F7-resolve:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DOLD_GAP_FROM_APPLIED" \
 		"R5-pipe:$C0 $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
 		"R5-two:$C0 -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
-		"F7-pipe:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DPROPOSED_GAP_FROM_BASE" \
-		"F7-two:$C -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DPROPOSED_GAP_FROM_BASE" \
-		"F7-default:$C $P -DPROPOSED_GAP_FROM_BASE" \
-		"F7-resolves:$C $P -DCHECK_MISMATCH_RESOLVES -DPROPOSED_GAP_FROM_BASE" \
-		"F7-progress:$C $P -DREACH_MISMATCH_RUNNING -DPROPOSED_GAP_FROM_BASE" \
+		"F7-pipe:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE" \
+		"F7-pipe-cover:$C $P -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DPROPOSED_COVER_FROM_BASE" \
+		"F7-two-cover:$C -DCLIENT_DROP_NOTED -DCLIENT_NOTE_AFTER_CLOSE -DPROPOSED_COVER_FROM_BASE" \
+		"F7-default:$C $P" \
+		"F7-resolves:$C $P -DCHECK_MISMATCH_RESOLVES" \
+		"F7-progress:$C $P -DREACH_MISMATCH_RUNNING" \
 		"false-mismatch:$C -DREACH_FALSE_MISMATCH"
 	finding "F1 (fixed: promote.c page_closes_boundary): with OLD_PROMOTE the loss comes back" F1-old-promote "$P2" || rc=1
 	finding "F2 (client rule R2): retention checked only through begin_recovery's retained_from" F2-no-postfetch "$P7" || rc=1
@@ -376,11 +378,13 @@ verify)
 	finding "F6: the pipelined note after a page k whose apply stopped short of its cursor (R5 kept for note_read and halt)" F6-pipe "$P2" || rc=1
 	finding "F6: a note_read on its own that replaces an open boundary (two commits per page; R5 kept for halt)" F6-renote "$P2" || rc=1
 	finding "F6: a halt that replaces a boundary the apply had not reached (R5 kept for note_read)" F6-halt "$P2" || rc=1
-	finding "F7: with R5 everywhere, resolve_gap clears a boundary the apply entered (gaps start at applied)" F7-resolve "$P2" || rc=1
+	finding "F7: with R5 everywhere and the old gap start (OLD_GAP_FROM_APPLIED), resolve_gap clears a boundary the apply entered" F7-resolve "$P2" || rc=1
+	finding "F7 (hash_mismatch fixed: gapfuncs.c boundary_base): still through a report_gap from the applied position, resolved" F7-pipe "$P2" || rc=1
 	echo "== must hold (no error): with R5 and no operator the lost record is always refused (SG004)"
-	echo "   or verified, in both forms; with PROPOSED_GAP_FROM_BASE also with the operator, and"
-	echo "   the proposal keeps the default client, F5 and progress"
-	verified R5-pipe R5-two F7-pipe F7-two F7-default F7-resolves || rc=1
+	echo "   or verified, in both forms; with PROPOSED_COVER_FROM_BASE (resolve_gap's cover check from"
+	echo "   read_base, not in the C code) also with the operator; the C code keeps the default client,"
+	echo "   F5 and progress"
+	verified R5-pipe R5-two F7-pipe-cover F7-two-cover F7-default F7-resolves || rc=1
 	expected F7-progress "$REACH" || rc=1
 	finding "a hash_mismatch although every noted, unapplied record is still in the source (a trim of applied ones)" false-mismatch "$FALSEMM" || rc=1
 	if [ $rc -eq 0 ]; then

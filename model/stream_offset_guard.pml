@@ -64,10 +64,14 @@
  *	                             halt) only once its apply reached the
  *	                             cursor it noted last; R5_NOTE, R5_PIPE,
  *	                             R5_HALT: the rule for one of them only
- *	 PROPOSED_GAP_FROM_BASE      a proposed change (F7): verify_gap's
- *	                             hash_mismatch gap and resolve_gap's cover
- *	                             check start at read_base when an apply
- *	                             entered the boundary
+ *	 OLD_GAP_FROM_APPLIED        the C code before F7's fix: verify_gap's
+ *	                             hash_mismatch gap starts at the applied
+ *	                             position even when an apply entered the
+ *	                             boundary
+ *	 PROPOSED_COVER_FROM_BASE    a proposal (F7's rest, not in the C code):
+ *	                             resolve_gap's cover check also starts at
+ *	                             read_base when an apply entered the
+ *	                             boundary
  *	 REACH_FALSE_MISMATCH        assert that every hash_mismatch has a noted,
  *	                             unapplied record gone (run to see it fail:
  *	                             a trim of applied records alone mismatches)
@@ -502,13 +506,14 @@ inline boundary_exact(held)
 #define NOTED_OK(m)	((rhset && (m) == rhash) || (!rhset && POP(m) >= POP(rhash)))
 
 /*
- * Where a boundary's records start for verify_gap's hash_mismatch gap and
- * for resolve_gap's boundary_unverified (gapfuncs.c): at the applied
- * position (the C code), or, with PROPOSED_GAP_FROM_BASE (a proposed
- * change, F6), at read_base when an apply entered the boundary, so that
- * the records applied in it, never checked against the hash, count too.
+ * Where verify_gap's hash_mismatch gap starts (gapfuncs.c's
+ * boundary_base()): at read_base when an apply entered the boundary, so
+ * that the records applied in it, never checked against the hash, are
+ * inside the gap (the fix of F7); with OLD_GAP_FROM_APPLIED at the applied
+ * position, as before it.  resolve_gap's cover check starts at the applied
+ * position either way.
  */
-#ifdef PROPOSED_GAP_FROM_BASE
+#ifndef OLD_GAP_FROM_APPLIED
 #define COVER_FROM	((rbase < applied) -> rbase : applied)
 #else
 #define COVER_FROM	applied
@@ -1754,7 +1759,11 @@ end:
 			xmm = mmcur && gopen == 0;
 #endif
 			xcov = 0;
-			xcf = COVER_FROM;
+#ifdef PROPOSED_COVER_FROM_BASE
+			xcf = COVER_FROM;	/* a proposal: boundary_unverified from read_base */
+#else
+			xcf = applied;		/* boundary_unverified: from the applied position */
+#endif
 			xi = 0;
 			do
 			:: xi < ng ->

@@ -72,6 +72,26 @@ sog_gap_reasons(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Where a hash_mismatch gap starts: at the boundary's base when an apply
+ * entered (read_base, cursor] without reaching the cursor (what it applied
+ * there was never checked against the boundary's hash: the check runs only
+ * when an apply reaches the cursor), else at the applied position.  So a
+ * record the worker lost from its buffer below a partial apply is inside
+ * the gap an operator resolves (model/README.md, F7).  resolve_gap's cover
+ * check (boundary_unverified) still starts at the applied position: the
+ * gaps other paths record (a claim's no_buffer_hash, a recovery's stop)
+ * start there, and a check from lower would leave such a checkpoint
+ * replaying with nothing left that could verify it.
+ */
+static const SogPosition *
+boundary_base(const SogCheckpoint *cp)
+{
+	if (sog_position_cmp_nullable(cp->read_base, cp->applied_position) < 0)
+		return cp->read_base;
+	return cp->applied_position;
+}
+
+/*
  * SQL function: sog.verify_gap(checkpoint_id bigint, generation bigint,
  *	   replay_hash text) -> boolean
  */
@@ -105,7 +125,7 @@ sog_verify_gap(PG_FUNCTION_ARGS)
 	else
 	{
 		sog_gap_record(&cp, "hash_mismatch", SOG_VERDICT_FAIL_CLOSED,
-					   cp.applied_position, cp.source_cursor, NULL);
+					   boundary_base(&cp), cp.source_cursor, NULL);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
 	sog_checkpoint_write(&cp);

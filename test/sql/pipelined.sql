@@ -307,3 +307,27 @@ SELECT sog.note_read(:s2cp, :s2g, '15', pg_temp.h(pg_temp.range(6, 15)), 10);
 SELECT pg_temp.rle(pg_temp.apply_batch(:s2cp, :s2g, pg_temp.range(6, 15))) AS page_k1;
 SELECT * FROM pg_temp.st(:s2cp);
 SELECT string_agg(pos::text, ' ' ORDER BY pos) AS sink FROM sink WHERE cp = :s2cp;
+
+--
+-- 7. A hash_mismatch gap starts where the unverified part of the boundary
+-- starts (model/README.md, F7).  The worker noted (start, 3] over 1, 2, 3,
+-- lost 1 from its buffer, applied 2 alone (positions may be sparse, so the
+-- guard accepts it) and crashed before the apply reached 3.  The source
+-- then trimmed 1: the successor's re-fetch of (start, 3] brings 2 and 3,
+-- and verify_gap is false.  What 2's apply entered was never checked
+-- against the boundary's hash, so the gap covers the whole boundary
+-- (start, 3], not only (2, 3]: the operator who resolves it resolves 1's
+-- fate too, and nothing below the applied position escapes a gap row.
+--
+SELECT id AS tcp FROM sog.register('pipe-trim', 'orders', '0') \gset
+SELECT generation AS tg FROM sog.claim(:tcp, 'worker-1') \gset
+SELECT sog.note_read(:tcp, :tg, '3', pg_temp.h(pg_temp.range(1, 3)), 3);
+SELECT pg_temp.rle(pg_temp.apply_batch(:tcp, :tg, '{2}')) AS page_without_1;
+SELECT verdict, verify_from, verify_to FROM sog.claim(:tcp, 'worker-2');
+SELECT generation AS tg2 FROM sog.checkpoint WHERE id = :tcp \gset
+SELECT sog.verify_gap(:tcp, :tg2, pg_temp.h('{2,3}'));
+SELECT coalesce(from_position::text, 'start') AS from_position, to_position, reason FROM sog.gaps(:tcp);
+SELECT sog.resolve_gap(gap_id, 'accepted_loss', 'record 1 trimmed before it was re-read')
+  FROM sog.gaps(:tcp);
+SELECT * FROM pg_temp.st(:tcp);
+SELECT from_position, to_position, reason, resolution FROM sog.gaps(:tcp);
