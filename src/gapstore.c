@@ -322,38 +322,37 @@ sog_gap_checkpoint(int64 gap_id)
 	return first_int8(-1);
 }
 
-bool
-sog_gap_resolve(int64 gap_id, const char *resolution, const char *note)
+/*
+ * Resolve the open gaps whose key column (id or checkpoint_id) is key, as
+ * the acting role; returns how many it resolved.
+ */
+static uint64
+resolve_open_where(const char *column, int64 key, const char *resolution,
+				   const char *note)
 {
 	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
 	Datum		values[4];
 	char		nulls[4] = {' ', ' ', ' ', ' '};
 
-	values[0] = Int64GetDatum(gap_id);
+	values[0] = Int64GetDatum(key);
 	TEXT_ARG(resolution, 1);
 	TEXT_ARG(note, 2);
 	TEXT_ARG(sog_acting_role(), 3);
-	sog_exec("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
-			  "note = $3, resolved_by = $4 "
-			  "WHERE id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
-			  4, types, values, nulls, false);
-	return SPI_processed == 1;
+	sog_exec(psprintf("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
+					  "note = $3, resolved_by = $4 "
+					  "WHERE %s OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL", column),
+			 4, types, values, nulls, false);
+	return SPI_processed;
+}
+
+bool
+sog_gap_resolve(int64 gap_id, const char *resolution, const char *note)
+{
+	return resolve_open_where("id", gap_id, resolution, note) == 1;
 }
 
 int64
 sog_gap_resolve_open(int64 checkpoint_id, const char *resolution, const char *note)
 {
-	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
-
-	values[0] = Int64GetDatum(checkpoint_id);
-	TEXT_ARG(resolution, 1);
-	TEXT_ARG(note, 2);
-	TEXT_ARG(sog_acting_role(), 3);
-	sog_exec("UPDATE sog.gap SET resolved_at = pg_catalog.now(), resolution = $2, "
-			  "note = $3, resolved_by = $4 "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
-			  4, types, values, nulls, false);
-	return (int64) SPI_processed;
+	return (int64) resolve_open_where("checkpoint_id", checkpoint_id, resolution, note);
 }
