@@ -1840,7 +1840,7 @@ do_replay(C *c, int64_t vfrom, int64_t vto, long vcount)
 		 * The recorded hash covers records that are gone now (an operator
 		 * accepted their loss after the predecessor had read them): it
 		 * cannot be rebuilt.  Had the accepted gaps covered the whole
-		 * boundary, resolve_gap should have cleared it (contract section 5),
+		 * boundary, resolve_gap should have cleared it (README: resolve_gap),
 		 * and this plan should have been aligned.
 		 */
 		int			whole = hole_accepted(c, c->applied + 1, vto);
