@@ -18,6 +18,14 @@ LANGUAGE sql IMMUTABLE AS $$
 	  FROM unnest(positions) p
 $$;
 
+-- digests(lo, hi): the digests of lo..hi back to back, as a consumer sends them
+-- to sog.apply_run
+CREATE FUNCTION pg_temp.digests(lo bigint, hi bigint) RETURNS bytea
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT coalesce(string_agg(pg_temp.d(i::text), ''::bytea ORDER BY i), ''::bytea)
+	  FROM generate_series(lo, hi) i
+$$;
+
 -- rle(b): a boolean[] as runs, e.g. "false x50, true x50".
 CREATE FUNCTION pg_temp.rle(b boolean[]) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$

@@ -12,13 +12,6 @@
 \i test/regress_helpers.sql
 \i test/recovery_helpers.sql
 
--- digests(lo, hi): the digests of lo..hi back to back, as a consumer sends them
-CREATE FUNCTION pg_temp.digests(lo bigint, hi bigint) RETURNS bytea
-LANGUAGE sql IMMUTABLE AS $$
-	SELECT coalesce(string_agg(pg_temp.d(i::text), ''::bytea ORDER BY i), ''::bytea)
-	  FROM generate_series(lo, hi) i
-$$;
-
 --
 -- 1. The sink transaction of a run, as a client sends it: payloads and the
 -- first position; the events past the answer are inserted.

@@ -170,13 +170,6 @@ SELECT string_agg(pos, ',' ORDER BY ord) AS positions, string_agg(payload, ',' O
 SELECT min(buffer_hash) AS k3_hash, string_agg(digest, ''::bytea ORDER BY ord) AS k3_digests
   FROM kafka_three \gset
 
--- digests(lo, hi): the digests of lo..hi back to back, as a consumer sends them
-CREATE FUNCTION pg_temp.digests(lo bigint, hi bigint) RETURNS bytea
-LANGUAGE sql IMMUTABLE AS $$
-	SELECT coalesce(string_agg(pg_temp.d(i::text), ''::bytea ORDER BY i), ''::bytea)
-	  FROM generate_series(lo, hi) i
-$$;
-
 SELECT id AS rcp FROM sog.register('pipe-run', 'orders', '0') \gset
 SELECT generation AS rg FROM sog.claim(:rcp, 'worker-1') \gset
 -- run_sink(first, last): the page first..last as a run, its new events
