@@ -258,6 +258,11 @@ DECLARE
 	c sog.checkpoint;
 	through sog.position;
 	chunk_end sog.position;
+	after sog.position;
+	lasts sog.position[];
+	counts integer[];
+	total bigint := 0;
+	batch CONSTANT integer := 64;
 BEGIN
 	PERFORM sog.refuse_during_recovery('prune receipts');
 	IF prune_due.max_receipts < 1 THEN
@@ -282,16 +287,38 @@ BEGIN
 		RETURN 0;
 	END IF;
 	IF prune_due.max_receipts IS NOT NULL THEN
-		SELECT x.last_position INTO chunk_end
-		  FROM (SELECT r.last_position,
-					   pg_catalog.sum(r.n) OVER (ORDER BY r.last_position USING OPERATOR(pg_catalog.<)) AS total
-				  FROM sog.receipt r
-				 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id
-				   AND r.last_position OPERATOR(pg_catalog.<=) through
-				   AND (c.prune_horizon IS NULL OR r.last_position OPERATOR(pg_catalog.>) c.prune_horizon)) x
-		 WHERE x.total OPERATOR(pg_catalog.>=) prune_due.max_receipts
-		 ORDER BY x.last_position USING OPERATOR(pg_catalog.<)
-		 LIMIT 1;
+		-- Where the chunk ends: the receipt rows above the horizon, read
+		-- in key order a few at a time, until they hold max_receipts
+		-- receipts.  Small ordered batches keep the primary key's range
+		-- scan (a larger read would be sorted from a bitmap scan of the
+		-- whole backlog), so a chunk costs what it drops, whatever the
+		-- backlog; EXECUTE plans each batch for its values, so that a NULL
+		-- horizon folds away.
+		after := c.prune_horizon;
+		<<batches>>
+		LOOP
+			EXECUTE 'SELECT pg_catalog.array_agg(y.last_position ORDER BY y.last_position USING OPERATOR(pg_catalog.<)),
+							pg_catalog.array_agg(y.n ORDER BY y.last_position USING OPERATOR(pg_catalog.<))
+					   FROM (SELECT r.last_position, r.n
+							   FROM sog.receipt r
+							  WHERE r.checkpoint_id OPERATOR(pg_catalog.=) $1
+								AND r.last_position OPERATOR(pg_catalog.<=) $2
+								AND ($3 IS NULL OR r.last_position OPERATOR(pg_catalog.>) $3)
+							  ORDER BY r.last_position USING OPERATOR(pg_catalog.<)
+							  LIMIT $4) y'
+			   INTO lasts, counts
+			  USING c.id, through, after, batch;
+			EXIT WHEN lasts IS NULL;
+			FOR i IN 1 .. pg_catalog.array_length(lasts, 1) LOOP
+				total := total OPERATOR(pg_catalog.+) counts[i];
+				IF total OPERATOR(pg_catalog.>=) prune_due.max_receipts THEN
+					chunk_end := lasts[i];
+					EXIT batches;
+				END IF;
+			END LOOP;
+			EXIT WHEN pg_catalog.array_length(lasts, 1) OPERATOR(pg_catalog.<) batch;
+			after := lasts[batch];
+		END LOOP;
 		IF chunk_end IS NOT NULL AND chunk_end OPERATOR(pg_catalog.<) through THEN
 			through := chunk_end;
 		END IF;

@@ -431,10 +431,11 @@ decode_run(int row, SogReceiptRun *run)
 }
 
 int64
-sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
+sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
+				  const SogPosition *horizon)
 {
-	Oid			types[2] = {INT8OID, sog_position_type()};
-	Datum		values[2];
+	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
+	Datum		values[3];
 	bool		isnull;
 	int64		dropped;
 	SogReceiptRun run;
@@ -443,13 +444,26 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = PointerGetDatum(through);
+	values[2] = PointerGetDatum(horizon);
 
-	/* whole runs at or below the horizon */
-	sog_exec("WITH d AS (DELETE FROM sog.receipt "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND last_position OPERATOR(pg_catalog.<=) $2 RETURNING n) "
-			  "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d",
-			  2, types, values, NULL, false);
+	/*
+	 * Whole runs at or below the new horizon.  None is at or below the old
+	 * one (the prune that set it dropped them, and no receipt is written
+	 * there: both positions only move up), so the range starts above it:
+	 * the entries of runs pruned earlier and not yet vacuumed away are not
+	 * visited again, and a prune in chunks costs what each chunk drops.
+	 */
+	sog_exec(horizon ?
+			 "WITH d AS (DELETE FROM sog.receipt "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND last_position OPERATOR(pg_catalog.<=) $2 "
+			 "AND last_position OPERATOR(pg_catalog.>) $3 RETURNING n) "
+			 "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d" :
+			 "WITH d AS (DELETE FROM sog.receipt "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND last_position OPERATOR(pg_catalog.<=) $2 RETURNING n) "
+			 "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d",
+			 horizon ? 3 : 2, types, values, NULL, false);
 	dropped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										  SPI_tuptable->tupdesc, 1, &isnull));
 
@@ -457,12 +471,19 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through)
 	 * The one run that straddles it, if any: keep its upper part, written
 	 * when the run was (1.1's created_at is what interval policies and
 	 * monitoring read; the whole row carries it without naming it, so the
-	 * query is the same before the update).
+	 * query is the same before the update).  Only the first row above the
+	 * horizon can straddle it; the first two are looked at, through the
+	 * primary key, so that an overlap there is still reported, and the
+	 * receipts above the horizon (the kept ones, all of them) are not read:
+	 * a prune in chunks costs what it drops, not what it keeps.
 	 */
 	sog_exec("DELETE FROM sog.receipt r "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND last_position IN (SELECT s.last_position FROM sog.receipt s "
+			  "WHERE s.checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND s.last_position OPERATOR(pg_catalog.>) $2 "
+			  "ORDER BY s.last_position USING OPERATOR(pg_catalog.<) LIMIT 2) "
 			  "AND first_position OPERATOR(pg_catalog.<=) $2 "
-			  "AND last_position OPERATOR(pg_catalog.>) $2 "
 			  "RETURNING first_position, n, positions, digests, r",
 			  2, types, values, NULL, false);
 	if (SPI_processed > 1)

@@ -56,8 +56,13 @@ extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos,
 							   uint8 *digest, SogReceiptRun *probe);
 
 
-/* Drop receipts at or below through; returns how many receipts. */
-extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through);
+/*
+ * Drop receipts at or below through; returns how many receipts.  horizon is
+ * the checkpoint's prune horizon before this prune (NULL: none), below
+ * which no receipt is left.
+ */
+extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
+								 const SogPosition *horizon);
 
 /*
  * Receipts of a checkpoint in position order within [from, to] (NULL: no

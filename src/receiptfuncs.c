@@ -161,7 +161,7 @@ sog_prune_receipts(PG_FUNCTION_ARGS)
 
 	sog_store_begin();
 	refuse_under_open_attempt(&cp, through);
-	dropped = sog_receipt_prune(cp.id, through);
+	dropped = sog_receipt_prune(cp.id, through, cp.prune_horizon);
 	if (sog_position_cmp_nullable(through, cp.prune_horizon) > 0)
 	{
 		cp.prune_horizon = through;
