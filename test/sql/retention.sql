@@ -174,5 +174,46 @@ SELECT pg_temp.apply_batch(:m, :gm, '{1001}') AS replay;
 SELECT applied_at = :'applied_at_1001'::timestamptz AS replay_leaves_applied_at
   FROM sog.checkpoint WHERE id = :m;
 
+--
+-- 10. A chunk costs what it drops, not the backlog: prune_due reads the
+-- receipt rows from the horizon in key order, a few at a time, until they
+-- hold its chunk, and prune_receipts' delete starts above the old horizon
+-- and finds the one row that can straddle the new one through the key.
+-- This transaction's own statistics show it: no sequential scan of
+-- sog.receipt, and about as many rows fetched as the chunk drops (two
+-- batches of 64 rows to find 100, the 100 deleted, the straddling row;
+-- for 1000: 16 batches and the 1000 deleted),
+-- with 2000 rows due and 1000 kept (reading either would fetch thousands).
+-- Rows of one receipt each (one apply call each): the chunk of 100 ends
+-- in the second batch.
+--
+SELECT id AS k FROM sog.register('retention-cost', 'orders', '0') \gset
+SELECT generation AS gk FROM sog.claim(:k, 'w') \gset
+SELECT count(*) FILTER (WHERE x) AS applied
+  FROM generate_series(1, 3000) p, LATERAL pg_temp.apply(:k, :gk, p::text) x;
+SELECT sog.set_retention(checkpoint_id => :k, keep_positions => 1000);
+ANALYZE sog.receipt;
+-- (the counters before and after the call, in one transaction block: the
+-- backend's pending counters can still hold earlier transactions' counts)
+BEGIN;
+SELECT seq_scan AS s0, idx_tup_fetch AS f0 FROM pg_stat_xact_user_tables
+ WHERE relid = 'sog.receipt'::regclass \gset
+SELECT sog.prune_due(:k, 100) AS first_chunk;
+SELECT seq_scan - :s0 AS sequential_scans, idx_tup_fetch - :f0 BETWEEN 100 AND 400 AS fetched_about_the_chunk
+  FROM pg_stat_xact_user_tables WHERE relid = 'sog.receipt'::regclass;
+COMMIT;
+BEGIN;
+SELECT seq_scan AS s0, idx_tup_fetch AS f0 FROM pg_stat_xact_user_tables
+ WHERE relid = 'sog.receipt'::regclass \gset
+SELECT sog.prune_due(:k, 1000) AS second_chunk;
+SELECT seq_scan - :s0 AS sequential_scans, idx_tup_fetch - :f0 BETWEEN 1000 AND 3000 AS fetched_about_the_chunk
+  FROM pg_stat_xact_user_tables WHERE relid = 'sog.receipt'::regclass;
+COMMIT;
+SELECT (pg_temp.kept(:k)).*;
+-- the rest: 900 due, fewer than the chunk; then nothing, and 1000 kept
+SELECT sog.prune_due(:k, 1000) AS last_chunk;
+SELECT sog.prune_due(:k, 1000) AS nothing_due, (pg_temp.kept(:k)).*;
+SELECT pg_temp.apply(:k, :gk, '2000') AS pruned_still_false, pg_temp.apply(:k, :gk, '2001') AS kept_still_false;
+
 SELECT sog.set_retention(keep_positions => NULL);
 DELETE FROM sog.retention;
