@@ -36,6 +36,7 @@
 #include "utils/lsyscache.h"
 
 #include "access.h"
+#include "boundary.h"
 #include "checkpoint.h"
 #include "hash.h"
 #include "position.h"
@@ -119,55 +120,6 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 }
 
 /*
- * The read boundary (read_base, cursor] closes in this call (an event at or
- * above the cursor): were exactly the records the worker noted applied?
- * The receipts stored in (read_base, stored] (applied before, or recorded
- * by a recovery attempt) and this call's new events above stored, up to the
- * cursor (fpos/fdig, nf of them), must hash to the boundary's hash (or,
- * with no hash, make up its count), else the call would skip records that
- * were read (and, after a handoff, verified): SG004.  Positions may be
- * sparse, so only the hash (or the count) can tell.
- */
-static void
-check_boundary_applied(const SogCheckpoint *cp, SogPosition *at, const SogPosition *stored,
-					   SogPosition **fpos, const uint8 **fdig, int nf)
-{
-	int64		found;
-
-	if (sog_boundary_applied(cp, stored, nf, fpos, fdig, &found))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_SOG_GAP_PENDING),
-			 errmsg("position %s would skip records read before it on checkpoint " INT64_FORMAT,
-					sog_pos_str(at), cp->id),
-			 cp->read_hash ?
-			 errdetail("The read boundary (%s, %s] was noted with %s records and a buffer hash; the " INT64_FORMAT " records applied in it do not hash to it.",
-					   cp->read_base ? sog_pos_str(cp->read_base) : "start",
-					   sog_pos_str(cp->source_cursor),
-					   cp->read_count_isnull ? "its" : psprintf(INT64_FORMAT, cp->read_count), found) :
-			 errdetail("The read boundary (%s, %s] holds " INT64_FORMAT " records, but only " INT64_FORMAT " of them are applied.",
-					   cp->read_base ? sog_pos_str(cp->read_base) : "start",
-					   sog_pos_str(cp->source_cursor), cp->read_count, found),
-			 errhint("Apply every record after %s that was noted as read (resume from the resume_from of sog.claim(), not from the read cursor); if some are gone, report the loss with sog.report_gap().",
-					 sog_pos_str(cp->orig.applied_position))));
-}
-
-/*
- * Through where the records of an open read boundary are already stored as
- * receipts: the applied position, or further where a recovery attempt that
- * has not promoted recorded receipts above it, never beyond the cursor.
- */
-static SogPosition *
-boundary_stored_through(const SogCheckpoint *cp)
-{
-	if (sog_position_cmp_nullable(cp->receipts_through, cp->applied_position) <= 0)
-		return cp->applied_position;
-	if (sog_position_cmp(cp->receipts_through, cp->source_cursor) >= 0)
-		return cp->source_cursor;
-	return cp->receipts_through;
-}
-
-/*
  * The receipts through applied are stored: advance the locked checkpoint's
  * applied position (and receipts_through) to it, end a read boundary it
  * reached, and write the row.
@@ -183,14 +135,6 @@ advance_applied(SogCheckpoint *cp, SogPosition *applied)
 	sog_checkpoint_write(cp);
 }
 
-/* Does the locked checkpoint hold a read boundary above its applied position? */
-static bool
-has_open_boundary(const SogCheckpoint *cp)
-{
-	return (cp->read_hash != NULL || !cp->read_count_isnull) &&
-		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) > 0;
-}
-
 /*
  * Apply n events to the locked checkpoint *cp: decide each one, store the
  * new receipts as one run and advance applied_position.  result[i] is true
@@ -203,8 +147,8 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	SogReceiptRun run;
 	SogReceiptRun probe;
 	SogPosition *applied = cp->applied_position;
-	bool		boundary = has_open_boundary(cp);
-	SogPosition *stored = boundary ? boundary_stored_through(cp) : NULL;
+	bool		boundary = sog_boundary_checkable(cp);
+	SogPosition *stored = boundary ? sog_boundary_stored_through(cp) : NULL;
 	SogPosition **fpos = NULL;	/* this call's boundary records to fold */
 	const uint8 **fdig = NULL;
 	int			nf = 0;
@@ -239,7 +183,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 			if (c >= 0)
 			{
 				/* the boundary closes here: exactly its records applied */
-				check_boundary_applied(cp, pos[i], stored, fpos, fdig, nf);
+				sog_boundary_check_close(cp, pos[i], stored, nf, fpos, fdig);
 				boundary = false;
 			}
 		}
@@ -493,7 +437,7 @@ sog_apply_run(PG_FUNCTION_ARGS)
 	if (cp.state == SOG_STATE_RUNNING &&
 		sog_position_cmp_nullable(first_pos, cp.applied_position) > 0 &&
 		sog_position_cmp_nullable(cp.receipts_through, cp.applied_position) <= 0 &&
-		(!has_open_boundary(&cp) || dense_closes_boundary(&cp, first, n, d)))
+		(!sog_boundary_checkable(&cp) || dense_closes_boundary(&cp, first, n, d)))
 	{
 		sog_receipt_store_dense(cp.id, first, n, d);
 		advance_applied(&cp, sog_position_from_int64(first + (n - 1), 0));
@@ -510,8 +454,10 @@ sog_apply_run(PG_FUNCTION_ARGS)
  *	   -> void
  *
  * The worker holds, unapplied, every record in (applied_position,
- * source_cursor].  It must commit before the sink transaction that applies
- * them: inside it, it would roll back with it.
+ * source_cursor].  It commits before the sink transaction that applies
+ * them, or inside the previous page's, after its apply.  While a boundary
+ * noted earlier is not applied, only the same note again is accepted (it
+ * changes nothing): boundary.c.
  */
 PG_FUNCTION_INFO_V1(sog_note_read);
 Datum
@@ -543,10 +489,12 @@ sog_note_read(PG_FUNCTION_ARGS)
 	if (!count_isnull)
 		sog_check_buffered_count(count, cursor, cp.applied_position);
 
-	sog_record_read_boundary(&cp, cursor, hash, count_isnull, count);
-	sog_store_begin();
-	sog_checkpoint_write(&cp);
-	sog_store_end();
+	if (sog_boundary_note(&cp, cursor, hash, count_isnull, count))
+	{
+		sog_store_begin();
+		sog_checkpoint_write(&cp);
+		sog_store_end();
+	}
 	PG_RETURN_VOID();
 }
 

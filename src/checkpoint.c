@@ -562,34 +562,7 @@ sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
 	}
 }
 
-/* --------------------------------------------------- the read boundary */
-
-void
-sog_clear_read_boundary(SogCheckpoint *cp)
-{
-	cp->source_cursor = cp->applied_position;
-	cp->read_base = NULL;
-	cp->read_hash = NULL;
-	cp->read_count_isnull = true;
-	cp->read_count = 0;
-}
-
-void
-sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
-						 bool count_isnull, int64 count)
-{
-	if (sog_position_cmp_nullable(cursor, cp->applied_position) == 0)
-	{
-		sog_clear_read_boundary(cp);
-		return;
-	}
-	cp->source_cursor = cursor;
-	cp->read_base = cp->applied_position;
-	cp->read_hash = hash;
-	cp->read_count_isnull = count_isnull;
-	cp->read_count = count;
-	cp->boundary_recorded = true;
-}
+/* ------------------------------------------------------ a pending gap */
 
 void
 sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)

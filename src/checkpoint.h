@@ -146,17 +146,6 @@ extern void sog_check_monotonic(HeapTuple oldt, HeapTuple newt, TupleDesc desc,
 								AttrNumber generation_att, AttrNumber applied_att,
 								AttrNumber horizon_att);
 
-/* Nothing is buffered: the read cursor returns to the applied position. */
-extern void sog_clear_read_boundary(SogCheckpoint *cp);
-
-/*
- * The worker holds, unapplied, every record in (applied_position, cursor],
- * hashed as hash (NULL: no hash).  A cursor at the applied position clears
- * the boundary.
- */
-extern void sog_record_read_boundary(SogCheckpoint *cp, SogPosition *cursor,
-									 char *hash, bool count_isnull, int64 count);
-
 /*
  * Raise SG004 for a position above the applied position of a checkpoint
  * that is replaying (an unverified gap) or failed_closed (an open gap).

@@ -29,6 +29,7 @@
 #include "utils/builtins.h"
 
 #include "access.h"
+#include "boundary.h"
 #include "checkpoint.h"
 #include "gapstore.h"
 #include "halt.h"
@@ -103,7 +104,7 @@ claim_identity_changed(SogCheckpoint *cp, const char *identity, SogManifest *m)
 	m->resume_from = cp->applied_position;
 	if (gap_id == 0)
 		gap_id = sog_gap_record(cp, "identity_changed", m->verdict,
-								cp->applied_position,
+								sog_boundary_base(cp),
 								sog_position_cmp_nullable(cp->source_cursor,
 														  cp->applied_position) > 0 ?
 								cp->source_cursor : NULL,
@@ -162,7 +163,7 @@ claim_evaluate(SogCheckpoint *cp, const char *identity, ClaimPlan *plan)
 		case SOG_VERDICT_FAIL_CLOSED:
 		case SOG_VERDICT_DIVERGENCE:
 			plan->gap_id = sog_gap_record(cp, gap_reason_for(plan->m.verdict),
-										  plan->m.verdict, cp->applied_position,
+										  plan->m.verdict, sog_boundary_base(cp),
 										  gap_end(plan->m.verdict, cursor), NULL);
 			cp->state = SOG_STATE_FAILED_CLOSED;
 			break;
@@ -258,6 +259,7 @@ sog_halt(PG_FUNCTION_ARGS)
 	int64		count = count_isnull ? 0 : PG_GETARG_INT64(4);
 	SogManifest m;
 	int64		gap_id = 0;
+	bool		kept;
 	TupleDesc	tupdesc;
 
 	sog_require_arg(fcinfo, 0, "checkpoint_id");
@@ -271,25 +273,16 @@ sog_halt(PG_FUNCTION_ARGS)
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "halt");
 
-	if (cp.state != SOG_STATE_RUNNING || PG_ARGISNULL(2))
-	{
-		/*
-		 * A gap is already pending, or nothing new was read: keep the
-		 * recorded boundary and its hash.
-		 */
-		cursor = cp.source_cursor;
-		hash = cp.read_hash;
-		count_isnull = cp.read_count_isnull;
-		count = cp.read_count;
-	}
-	else
-	{
-		cursor = PG_GETARG_SOG_POSITION_P(2);
-		if (!count_isnull)
-			sog_check_buffered_count(count, cursor, cp.applied_position);
-		if (sog_position_cmp_nullable(cursor, cp.applied_position) >= 0)
-			sog_record_read_boundary(&cp, cursor, hash, count_isnull, count);
-	}
+	cursor = PG_ARGISNULL(2) ? NULL : PG_GETARG_SOG_POSITION_P(2);
+	if (cursor && cp.state == SOG_STATE_RUNNING && !count_isnull)
+		sog_check_buffered_count(count, cursor, cp.applied_position);
+
+	/*
+	 * The boundary handed over: the halt's own, or one still open as it
+	 * was noted (a gap is pending, nothing new was read, or records noted
+	 * earlier are not applied: boundary.c).
+	 */
+	sog_boundary_halt(&cp, &cursor, &hash, &count_isnull, &count, &kept);
 
 	sog_store_begin();
 	if (cp.state == SOG_STATE_FAILED_CLOSED &&
@@ -301,11 +294,13 @@ sog_halt(PG_FUNCTION_ARGS)
 		(m.verdict == SOG_VERDICT_FAIL_CLOSED || m.verdict == SOG_VERDICT_DIVERGENCE))
 	{
 		gap_id = sog_gap_record(&cp, gap_reason_for(m.verdict), m.verdict,
-								cp.applied_position, gap_end(m.verdict, cursor), NULL);
+								sog_boundary_base(&cp), gap_end(m.verdict, cursor), NULL);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
 	sog_manifest_record(&cp, "halt", cursor, hash, count_isnull, count, &m,
-						gap_id, NULL);
+						gap_id, kept ? psprintf("the read boundary %s noted earlier is not applied: handed over as noted, not as the halt gave it",
+												psprintf("(%s, %s]", cp.read_base ? sog_pos_str(cp.read_base) : "start",
+														 sog_pos_str(cp.source_cursor))) : NULL);
 	cp.owner = NULL;			/* released */
 	sog_checkpoint_write(&cp);
 	sog_store_end();

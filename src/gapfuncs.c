@@ -34,6 +34,7 @@
 #include "utils/tuplestore.h"
 
 #include "access.h"
+#include "boundary.h"
 #include "checkpoint.h"
 #include "compat.h"
 #include "gapstore.h"
@@ -72,26 +73,6 @@ sog_gap_reasons(PG_FUNCTION_ARGS)
 }
 
 /*
- * Where a hash_mismatch gap starts: at the boundary's base when an apply
- * entered (read_base, cursor] without reaching the cursor (what it applied
- * there was never checked against the boundary's hash: the check runs only
- * when an apply reaches the cursor), else at the applied position.  So a
- * record the worker lost from its buffer below a partial apply is inside
- * the gap an operator resolves (model/README.md, F7).  resolve_gap's cover
- * check (boundary_unverified) still starts at the applied position: the
- * gaps other paths record (a claim's no_buffer_hash, a recovery's stop)
- * start there, and a check from lower would leave such a checkpoint
- * replaying with nothing left that could verify it.
- */
-static const SogPosition *
-boundary_base(const SogCheckpoint *cp)
-{
-	if (sog_position_cmp_nullable(cp->read_base, cp->applied_position) < 0)
-		return cp->read_base;
-	return cp->applied_position;
-}
-
-/*
  * SQL function: sog.verify_gap(checkpoint_id bigint, generation bigint,
  *	   replay_hash text) -> boolean
  */
@@ -125,7 +106,7 @@ sog_verify_gap(PG_FUNCTION_ARGS)
 	else
 	{
 		sog_gap_record(&cp, "hash_mismatch", SOG_VERDICT_FAIL_CLOSED,
-					   boundary_base(&cp), cp.source_cursor, NULL);
+					   sog_boundary_base(&cp), cp.source_cursor, NULL);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
 	sog_checkpoint_write(&cp);
@@ -161,9 +142,14 @@ check_gap_reason(const char *reason)
  *	   -> bigint
  *
  * The consumer saw that records it never applied are gone: records the gap
- * (applied_position, to_position], fails the checkpoint closed, notifies,
- * and returns the gap's id.  Idempotent: when an open gap already covers
- * the range, returns its id and changes nothing.
+ * (from, to_position], fails the checkpoint closed, notifies, and returns
+ * the gap's id.  from is the applied position (the read boundary's base if
+ * an apply entered it: boundary.c), moved past the gaps that already
+ * account for what lies above it, open ones and losses an operator
+ * accepted, as long as they join up: a loss beyond an open gap is recorded
+ * next to it, not over it, and one right after an accepted loss on its
+ * own.  Idempotent: when those gaps already cover the range, returns the
+ * id of the one that reaches to_position and changes nothing.
  */
 PG_FUNCTION_INFO_V1(sog_report_gap);
 Datum
@@ -174,6 +160,7 @@ sog_report_gap(PG_FUNCTION_ARGS)
 	char	   *reason = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	char	   *detail = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
 	int64		gap_id;
+	const SogPosition *from;
 
 	sog_require_arg(fcinfo, 0, "checkpoint_id");
 	sog_require_arg(fcinfo, 1, "generation");
@@ -193,11 +180,11 @@ sog_report_gap(PG_FUNCTION_ARGS)
 				 errhint("Report the last position that is gone, above the applied position.")));
 
 	sog_store_begin();
-	gap_id = sog_gap_covering(cp.id, cp.applied_position, to);
+	gap_id = sog_gap_losses_through(cp.id, sog_boundary_base(&cp), to, &from);
 	if (gap_id == 0)
 	{
 		gap_id = sog_gap_record(&cp, reason, SOG_VERDICT_FAIL_CLOSED,
-								cp.applied_position, to, detail);
+								from, to, detail);
 
 		/* what was read beyond the loss can no longer be verified */
 		sog_gap_record_boundary_rest(&cp, to);
@@ -247,11 +234,11 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 				 errhint("Say why losing these records is acceptable.")));
 
 	sog_store_begin();
-	from = cp.applied_position;
-	if (sog_position_cmp_nullable(cp.source_cursor, cp.applied_position) > 0 &&
-		sog_gap_covering(cp.id, cp.applied_position, cp.source_cursor) == 0)
+	from = (SogPosition *) sog_boundary_base(&cp);
+	if (sog_boundary_open(&cp) &&
+		sog_gap_covering(cp.id, from, cp.source_cursor) == 0)
 		sog_gap_record(&cp, "unverified", SOG_VERDICT_FAIL_CLOSED,
-					   cp.applied_position, cp.source_cursor,
+					   from, cp.source_cursor,
 					   cp.state == SOG_STATE_REPLAYING ?
 					   "skipped before verify_gap" : "buffered records skipped");
 	sog_gap_resolve_open(cp.id, "skipped_telemetry", reason);
@@ -266,29 +253,6 @@ sog_skip_gap(PG_FUNCTION_ARGS)
 	sog_checkpoint_write(&cp);
 	sog_store_end();
 	PG_RETURN_VOID();
-}
-
-/*
- * Does the checkpoint still hold a read boundary that nobody verified, once
- * its last open gap is resolved?  A boundary with a hash or a count above
- * applied (a predecessor's, awaiting verify_gap, or the owner's own noted
- * records) that the gaps recorded since the boundary do not cover through
- * its cursor, together: the gaps resolved were narrower, so resolving them
- * says nothing about the rest, which must still be verified
- * (model/README.md, F3).  report_gap and a recovery's retention refusal
- * record the rest as its own gap, so this is the net under other paths.
- * "Since" is by gap id: gaps of one checkpoint are recorded under its row
- * lock, so a later one has a higher id.  For a boundary recorded before
- * 1.1's read_gap_floor, every gap of the checkpoint counts.
- */
-static bool
-boundary_unverified(const SogCheckpoint *cp)
-{
-	if ((cp->read_hash == NULL && cp->read_count_isnull) ||
-		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0)
-		return false;
-	return !sog_gaps_cover(cp->id, cp->applied_position, cp->source_cursor,
-						   cp->read_gap_floor_isnull ? 0 : cp->read_gap_floor);
 }
 
 /*
@@ -350,7 +314,7 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
 
 	if (sog_gap_count_open(cp.id) == 0)
 	{
-		if (boundary_unverified(&cp))
+		if (sog_boundary_unverified(&cp))
 			cp.state = SOG_STATE_REPLAYING;
 		else
 		{

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * gapstore.c
- *	  The gap log: gap rows and their NOTIFY, the manifest log, the queries
+ *	  The gap log: gap rows and their NOTIFY at commit, the manifest log, the queries
  *	  on gaps, and the conclusion of recovery attempts a new generation
  *	  fences.
  *
@@ -18,13 +18,13 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/json.h"
 
 #include "access.h"
 #include "checkpoint.h"
@@ -46,6 +46,66 @@ first_int8(int64 if_none)
 	return isnull ? if_none : DatumGetInt64(d);
 }
 
+/*
+ * NOTIFY sog_gap, once, when a transaction that recorded a gap commits.
+ *
+ * Not from sog_gap_record itself: PostgreSQL refuses to PREPARE a
+ * transaction that executed NOTIFY, and a gap recorded in a sink
+ * transaction that a two-phase coordinator prepares must commit with it.
+ * So the notification is queued in the transaction's PRE_COMMIT callback
+ * (which runs before PostgreSQL queues a transaction's notifications, and
+ * never for PREPARE TRANSACTION): a prepared transaction's gaps commit with
+ * COMMIT PREPARED without one, and operators find them in
+ * sog.unresolved_gaps as every other gap.  The payload is empty ('{}'):
+ * any role may LISTEN, so it says nothing a listener could not read
+ * through sog.gaps() or sog.status itself.
+ *
+ * notify_level is the nesting level of the outermost live (sub)transaction
+ * that recorded a gap, 0 for none: a gap recorded in a subtransaction that
+ * rolls back is not announced.
+ */
+static int	notify_level = 0;
+
+static void
+notify_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_PRE_COMMIT && notify_level > 0)
+		Async_Notify("sog_gap", "{}");
+	if (event == XACT_EVENT_PRE_COMMIT || event == XACT_EVENT_PRE_PREPARE ||
+		event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		notify_level = 0;
+}
+
+static void
+notify_subxact_callback(SubXactEvent event, SubTransactionId sub,
+						SubTransactionId parent, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();	/* the one ending */
+
+	if (notify_level < level)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		notify_level = 0;
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		notify_level = level - 1;
+}
+
+static void
+notify_at_commit(void)
+{
+	static bool registered = false;
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (!registered)
+	{
+		RegisterXactCallback(notify_xact_callback, NULL);
+		RegisterSubXactCallback(notify_subxact_callback, NULL);
+		registered = true;
+	}
+	if (notify_level == 0 || level < notify_level)
+		notify_level = level;
+}
+
 int64
 sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 			   const SogPosition *from, const SogPosition *to,
@@ -58,7 +118,6 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 	SPIPlanPtr	plan;
 	int64		gap_id;
 	bool		isnull;
-	StringInfoData payload;
 
 	plan = sog_keep_plan(PLAN_GAP_INSERT,
 					 "INSERT INTO sog.gap (checkpoint_id, generation, from_position, "
@@ -78,18 +137,7 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 	gap_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										 SPI_tuptable->tupdesc, 1, &isnull));
 
-	/*
-	 * Tell operators; delivered only if the transaction commits.  The
-	 * payload carries ids and the reason only (README: gaps): any
-	 * role may LISTEN, so no names, tokens or positions, and its size is
-	 * bounded whatever the names are.
-	 */
-	initStringInfo(&payload);
-	appendStringInfo(&payload, "{\"gap_id\": " INT64_FORMAT ", \"checkpoint_id\": " INT64_FORMAT ", \"reason\": ",
-					 gap_id, cp->id);
-	escape_json(&payload, reason);
-	appendStringInfoChar(&payload, '}');
-	Async_Notify("sog_gap", payload.data);
+	notify_at_commit();
 	return gap_id;
 }
 
@@ -203,6 +251,47 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 			   "ORDER BY id DESC LIMIT 1",
 			   checkpoint_id, from, to);
 	return first_int8(0);
+}
+
+int64
+sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
+					   const SogPosition *to, const SogPosition **reached)
+{
+	bool		start = (from == NULL); /* *reached is "the start" */
+	uint64		r;
+
+	*reached = from;
+	exec_range("SELECT id, from_position, to_position FROM sog.gap "
+			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			   "AND (resolved_at IS NULL OR "
+			   "     (resolution OPERATOR(pg_catalog.=) 'accepted_loss' AND to_position IS NOT NULL)) "
+			   "AND (to_position IS NULL OR $2 IS NULL OR to_position OPERATOR(pg_catalog.>) $2) "
+			   "ORDER BY from_position USING OPERATOR(pg_catalog.<) NULLS FIRST, id",
+			   checkpoint_id, from, to);
+	for (r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		bool		fnull;
+		bool		tnull;
+		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		Datum		f = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &fnull);
+		Datum		t = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &tnull);
+
+		CHECK_FOR_INTERRUPTS();
+		/* rows are in the order of their start: one that starts above is the end */
+		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), *reached) > 0))
+			break;
+		if (tnull)
+			return id;			/* unbounded: covers everything above */
+		if (start || sog_position_cmp(DatumGetSogPositionP(t), *reached) > 0)
+		{
+			*reached = DatumGetSogPositionP(t);
+			start = false;
+		}
+		if (sog_position_cmp_nullable(*reached, to) >= 0)
+			return id;
+	}
+	return 0;
 }
 
 bool

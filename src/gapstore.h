@@ -39,6 +39,16 @@ extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
 							  const SogPosition *to);
 
 /*
+ * The gaps of a checkpoint that already account for records above from:
+ * open gaps and bounded gaps resolved as accepted_loss, followed from from
+ * while they join up.  Returns the id of the one that reaches to (0 if
+ * they do not reach it), and in *reached where they end (from when none
+ * starts at or below it).  Runs inside SPI.
+ */
+extern int64 sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
+									const SogPosition *to, const SogPosition **reached);
+
+/*
  * Is a retention loss (from, through] already on the record and accepted:
  * a 'retention' gap resolved as accepted_loss that starts exactly at from
  * (the applied position it was recorded at) and reaches through?  Runs

@@ -49,7 +49,7 @@
 #include "checkpoint.h"
 #include "compat.h"
 
-SOG_MODULE_MAGIC("1.1");
+SOG_MODULE_MAGIC("1.2");
 
 void		_PG_init(void);
 

@@ -11,7 +11,8 @@
  * open attempt; a loser is concluded as lost.  A retry of a concluded
  * attempt answers again without changing anything.  Before the swap, the
  * temporal-skew rule: nothing promotes above an unverified or unresolved
- * gap, nor past a read boundary it cannot check (page_closes_boundary).
+ * gap, nor past or into a read boundary it cannot check
+ * (sog_boundary_promotable, boundary.c: F1, F4).
  * The attempt's SQL lives in recovery.c with the rest of recovery's.
  *
  * Relies on: checkpoint.c, gapstore.c, position.c, receipt.c, recovery.c,
@@ -26,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "boundary.h"
 #include "checkpoint.h"
 #include "compat.h"
 #include "gapstore.h"
@@ -111,33 +113,6 @@ promote_cas(const SogRecovery *r, SogCheckpoint *cp, char *successor,
 }
 
 /*
- * May this page promote, given the worker's read boundary (applied, cursor]
- * with a hash or a count?  A page that takes the applied position to or
- * past the cursor closes the boundary: the records applied in it (the
- * attempt's receipts are stored) must be exactly those noted, as sog.apply
- * checks; else promoting would skip a noted record the page lacks
- * (model/README.md, F1).  A page that ends inside the boundary cannot be
- * checked at all (a hash covers the whole boundary, not a prefix), and
- * promoting it would skip a noted record below its end just the same (F4):
- * neither promotes, the answer is unresolved until the worker applies its
- * buffer.  A page that moves nothing, or a boundary nothing was said about
- * (no hash, no count: its handoff fails closed), promotes.
- */
-static bool
-page_closes_boundary(const SogRecovery *r, const SogCheckpoint *cp)
-{
-	int64		found;
-
-	if (sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0 ||
-		sog_position_cmp_nullable(r->advance_through, cp->applied_position) <= 0 ||
-		(cp->read_hash == NULL && cp->read_count_isnull))
-		return true;
-	if (sog_position_cmp_nullable(r->advance_through, cp->source_cursor) < 0)
-		return false;
-	return sog_boundary_applied(cp, cp->source_cursor, 0, NULL, NULL, &found);
-}
-
-/*
  * SQL function: sog.promote(recovery_id bigint, successor_token text,
  *	   page_last sog.position) -> TABLE(promoted boolean, generation bigint,
  *	   applied_position sog.position, provider_token text, reason text)
@@ -175,7 +150,7 @@ sog_promote(PG_FUNCTION_ARGS)
 		out.reason = "unresolved";
 	}
 	else if (strcmp(r.state, "failed") == 0 || cp.state != SOG_STATE_RUNNING ||
-			 sog_gap_count_open(cp.id) > 0 || !page_closes_boundary(&r, &cp))
+			 sog_gap_count_open(cp.id) > 0 || !sog_boundary_promotable(&cp, r.advance_through))
 		out.reason = "unresolved";	/* an unverified or unresolved gap */
 	else if (sog_position_cmp_nullable(page_last, r.last_position) != 0)
 		out.reason = "page_incomplete";

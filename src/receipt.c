@@ -50,11 +50,9 @@
 #include "utils/memutils.h"
 #include "utils/portal.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
-#include "checkpoint.h"
-#include "hash.h"
 #include "receipt.h"
+#include "tables.h"
 #include "writer.h"
 
 static void decode_run(int row, SogReceiptRun *run);
@@ -580,56 +578,4 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 	MemoryContextSwitchTo(caller);
 	SPI_cursor_close(portal);
 	MemoryContextDelete(batchcxt);
-}
-
-/* The records of a read boundary, folded as note_read's hash folds them. */
-typedef struct BoundaryFold
-{
-	const SogPosition *base;	/* exclusive */
-	SogBufferHash hash;
-} BoundaryFold;
-
-static void
-fold_receipt(void *arg, SogPosition *pos, const uint8 *digest)
-{
-	BoundaryFold *f = (BoundaryFold *) arg;
-
-	if (f->base && sog_position_cmp(pos, f->base) <= 0)
-		return;
-	sog_buffer_hash_step(&f->hash, SOG_POS_BYTES(pos), SOG_POS_NBYTES(pos), digest);
-}
-
-bool
-sog_boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
-					 int nextra, SogPosition *const *extra_pos,
-					 const uint8 *const *extra_dig, int64 *found)
-{
-	BoundaryFold f;
-	char		hex[2 * SOG_DIGEST_LEN + 1];
-	int			i;
-
-	*found = -1;
-	if (cp->read_hash == NULL && cp->read_count_isnull)
-		return true;			/* nothing was said about the records */
-	if (cp->prune_horizon &&
-		sog_position_cmp_nullable(cp->prune_horizon, cp->read_base) > 0)
-		return true;			/* receipts of the boundary were pruned */
-
-	f.base = cp->read_base;
-	sog_buffer_hash_init(&f.hash);
-	if (stored_through && sog_position_cmp_nullable(stored_through, cp->read_base) > 0)
-	{
-		/* the newest committed receipts, as every other read of the store */
-		PushActiveSnapshot(GetLatestSnapshot());
-		sog_receipt_scan(cp->id, cp->read_base, stored_through, fold_receipt, &f);
-		PopActiveSnapshot();
-	}
-	for (i = 0; i < nextra; i++)
-		sog_buffer_hash_step(&f.hash, SOG_POS_BYTES(extra_pos[i]),
-							 SOG_POS_NBYTES(extra_pos[i]), extra_dig[i]);
-	*found = f.hash.count;
-	if (cp->read_hash == NULL)
-		return cp->read_count_isnull || f.hash.count >= cp->read_count;
-	sog_buffer_hash_hex(&f.hash, hex);
-	return pg_strcasecmp(hex, cp->read_hash) == 0;
 }

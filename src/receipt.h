@@ -11,7 +11,8 @@
 
 #include "postgres.h"
 
-#include "checkpoint.h"
+#include "position.h"
+#include "sog.h"
 
 /* A run of receipts being built by one apply call (in memory). */
 typedef struct SogReceiptRun
@@ -71,19 +72,5 @@ extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 typedef void (*SogReceiptEmit) (void *arg, SogPosition *pos, const uint8 *digest);
 extern void sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 							 const SogPosition *to, SogReceiptEmit emit, void *arg);
-
-/*
- * At the close of a read boundary (the applied position reaches or passes
- * its cursor): are the records applied in (read_base, cursor] exactly those
- * the worker noted?  With the boundary's hash: the buffer hash of their
- * receipts (stored ones through stored_through, then this call's nextra
- * events, in order) equals it; without one, their number is at least the
- * noted count.  True when nothing can be checked (no hash and no count, or
- * the boundary's receipts were pruned).  *found is how many records were
- * folded (-1 when nothing was checked).  Runs inside SPI.
- */
-extern bool sog_boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
-								 int nextra, SogPosition *const *extra_pos,
-								 const uint8 *const *extra_dig, int64 *found);
 
 #endif							/* SOG_RECEIPT_H */

@@ -45,6 +45,7 @@
 #include "utils/datum.h"
 
 #include "access.h"
+#include "boundary.h"
 #include "checkpoint.h"
 #include "compat.h"
 #include "gapstore.h"
@@ -271,7 +272,8 @@ sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp)
  * Mark an attempt failed with reason, record the gap and fail the
  * checkpoint closed.  Returns the gap id.
  *
- * The gap runs from the applied position to the last position it may hold.
+ * The gap runs from the applied position (the read boundary's base, if an
+ * apply entered it: boundary.c) to the last position it may hold.
  * With exact set, that is to (the retention refusal knows exactly what is
  * gone); otherwise it is the furthest known read, the cursor or the event
  * that stopped the attempt, when that is above the applied position, and
@@ -289,7 +291,7 @@ sog_recovery_fail(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 	if (!exact && sog_position_cmp_nullable(to, cp->applied_position) <= 0)
 		to = NULL;
 	gap_id = sog_gap_record(cp, reason, SOG_VERDICT_FAIL_CLOSED,
-							cp->applied_position, to, NULL);
+							sog_boundary_base(cp), to, NULL);
 	if (exact)
 		sog_gap_record_boundary_rest(cp, to);	/* noted records beyond a loss */
 	param(&params, INT8OID, Int64GetDatum(recovery_id), false);

@@ -129,16 +129,20 @@ SELECT state, message FROM pg_temp.err($$SELECT * FROM sog.receipts(NULL)$$);
 --
 -- 5. The read boundary: note_read records (applied, cursor] with its hash;
 -- applying raises source_cursor to at least applied_position, and once
--- they meet the read hash, base and count are cleared.
+-- they meet the read hash, base and count are cleared.  A boundary is
+-- applied whole in the transaction that reaches its cursor (one that
+-- stops short does not commit: read_boundary), in one call or several.
 --
 SELECT sog.note_read(:cp, :g, '40', pg_temp.h(pg_temp.range(31, 40)), 10);
 SELECT applied_position, source_cursor, read_base,
        read_hash = pg_temp.h(pg_temp.range(31, 40)) AS read_hash_ok, read_count
   FROM sog.checkpoint WHERE id = :cp;
+BEGIN;
 SELECT pg_temp.rle(pg_temp.apply_batch(:cp, :g, pg_temp.range(31, 35)));
 SELECT applied_position, source_cursor, read_base, read_hash IS NOT NULL AS has_hash, read_count
   FROM sog.checkpoint WHERE id = :cp;
 SELECT pg_temp.rle(pg_temp.apply_batch(:cp, :g, pg_temp.range(36, 40)));
+COMMIT;
 SELECT applied_position, source_cursor, read_base, read_hash, read_count
   FROM sog.checkpoint WHERE id = :cp;
 -- Applying beyond the cursor raises it and clears the boundary too.

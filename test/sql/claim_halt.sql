@@ -88,18 +88,19 @@ SELECT state, message FROM pg_temp.err($$SELECT sog.note_read($1, $2, '20', NULL
 
 --
 -- 3. gap_replay_required: worker 2 read through 20 with the hash of
--- 11..20, applied 11..15, and stopped.  The successor must re-fetch
--- (verify_from, verify_to] = (10, 20] and verify it; it resumes from 15.
+-- 11..20 and stopped before the sink transaction that applies them
+-- committed (one that applied only 11..15 would not commit:
+-- read_boundary).  The successor must re-fetch (verify_from, verify_to] =
+-- (10, 20] and verify it; it resumes from 10.
 --
 SELECT sog.note_read(:cp, :g2, '20', pg_temp.h(pg_temp.range(11, 20)), 10);
-SELECT pg_temp.rle(pg_temp.apply_batch(:cp, :g2, pg_temp.range(11, 15)));
 SELECT (sog.evaluate_halt(source_cursor, applied_position, read_hash, 'k')).manifest_digest AS want
   FROM sog.checkpoint WHERE id = :cp \gset
 SELECT generation, verdict, resume_from, verify_from, verify_to,
        expected_hash = pg_temp.h(pg_temp.range(11, 20)) AS expected_hash_ok,
        expected_count, gap_size, provider_token,
        manifest_digest = :'want' AS evaluate_halt_ok,
-       manifest_digest = pg_temp.sha(format('{"hash": "%s", "sink": "15", "src": "20"}',
+       manifest_digest = pg_temp.sha(format('{"hash": "%s", "sink": "10", "src": "20"}',
                                             pg_temp.h(pg_temp.range(11, 20)))) AS digest_ok,
        gap_id
   FROM pg_temp.claim(:cp, 'worker-3') \gx
@@ -109,7 +110,7 @@ SELECT generation = :g3 AS incremented, owner, state, source_cursor, read_base,
   FROM sog.checkpoint WHERE id = :cp;
 -- No gap row: the gap can still be proven.
 SELECT count(*) AS gaps FROM sog.gap WHERE checkpoint_id = :cp;
-SELECT * FROM sog.verify_resume(pg_temp.m(pg_temp.last()), '15');
+SELECT * FROM sog.verify_resume(pg_temp.m(pg_temp.last()), '10');
 SELECT * FROM sog.verify_resume(pg_temp.m(pg_temp.last()), '20');
 
 -- The successor dies before verifying: the next one gets the same plan.
@@ -124,12 +125,12 @@ SELECT state, source_cursor, read_base, read_hash, read_count, applied_position
   FROM sog.checkpoint WHERE id = :cp;
 
 --
--- 4. fail_closed: read through 30 without a hash, applied 21..22.  The
--- claim records a gap (no_buffer_hash) instead of raising; the plan has
--- resume_from = applied, the gap size, and no digest.
+-- 4. fail_closed: 21..22 applied, then read through 30 without a hash.
+-- The claim records a gap (no_buffer_hash) instead of raising; the plan
+-- has resume_from = applied, the gap size, and no digest.
 --
-SELECT sog.note_read(:cp, :g4, '30', NULL, NULL);
 SELECT pg_temp.apply_batch(:cp, :g4, '{21,22}');
+SELECT sog.note_read(:cp, :g4, '30', NULL, NULL);
 SELECT generation, verdict, resume_from, verify_from, verify_to, expected_hash,
        expected_count, gap_size, provider_token, manifest_digest,
        gap_id IS NOT NULL AS has_gap

@@ -31,7 +31,6 @@ SELECT generation AS g FROM sog.claim(:cp, 'worker-1') \gset
 SELECT * FROM pg_temp.err($$SELECT sog.verify_gap($1, $2, repeat('0', 64))$$, :cp, :g) \gx
 SELECT pg_temp.rle(pg_temp.apply_batch(:cp, :g, pg_temp.range(1, 10)));
 SELECT sog.note_read(:cp, :g, '20', pg_temp.h(pg_temp.range(11, 20)), 10);
-SELECT pg_temp.apply_batch(:cp, :g, '{11,12}');
 SELECT generation AS g, verdict, resume_from, verify_from, verify_to
   FROM sog.claim(:cp, 'worker-2') \gset
 SELECT :'verdict' AS verdict, :'resume_from' AS resume_from,
@@ -50,8 +49,8 @@ SELECT q.ord, e.state, e.message
        AS q(ord, sql),
        LATERAL pg_temp.err(q.sql, :cp, :g) e
  ORDER BY q.ord;
-SELECT pg_temp.apply(:cp, :g, '12') AS p12, pg_temp.apply(:cp, :g, '5') AS p5,
-       pg_temp.apply_batch(:cp, :g, '{10,11,12}') AS batch;
+SELECT pg_temp.apply(:cp, :g, '10') AS p10, pg_temp.apply(:cp, :g, '5') AS p5,
+       pg_temp.apply_batch(:cp, :g, '{8,9,10}') AS batch;
 SELECT * FROM pg_temp.state(:cp);
 
 -- Bad calls of verify_gap.
@@ -227,7 +226,7 @@ SELECT count(*) AS gaps FROM sog.gap WHERE checkpoint_id = :kcp;
 
 --
 -- 6. note_read: a cursor behind applied is SG005; other bad arguments are
--- 22023; a cursor at applied clears the boundary.
+-- 22023; a cursor at applied records no boundary.
 --
 SELECT * FROM pg_temp.err($$SELECT sog.note_read($1, $2, '3', NULL, NULL)$$, :kcp, :kg) \gx
 SELECT * FROM pg_temp.err($$SELECT sog.note_read($1, $2, '40', NULL, -1)$$, :kcp, :kg) \gx
@@ -243,8 +242,13 @@ SELECT q.ord, e.state, e.message
  ORDER BY q.ord;
 SELECT sog.note_read(:kcp, :kg, '40', pg_temp.h(pg_temp.range(31, 40)), 10);
 SELECT * FROM pg_temp.state(:kcp);
--- A later note_read replaces the boundary; one at applied clears it.
-SELECT sog.note_read(:kcp, :kg, '45', pg_temp.h(pg_temp.range(31, 45)), 15);
+-- While it is not applied, another note is refused and the same one
+-- changes nothing (read_boundary); once it is applied, a note at the
+-- applied position records nothing.
+SELECT state, message FROM pg_temp.err($$SELECT sog.note_read($1, $2, '45', pg_temp.h(pg_temp.range(31, 45)), 15)$$, :kcp, :kg);
+SELECT state, message FROM pg_temp.err($$SELECT sog.note_read($1, $2, '30', NULL, 0)$$, :kcp, :kg);
+SELECT sog.note_read(:kcp, :kg, '40', pg_temp.h(pg_temp.range(31, 40)), 10) AS same_again;
 SELECT * FROM pg_temp.state(:kcp);
-SELECT sog.note_read(:kcp, :kg, '30', NULL, 0);
+SELECT pg_temp.rle(pg_temp.apply_batch(:kcp, :kg, pg_temp.range(31, 40)));
+SELECT sog.note_read(:kcp, :kg, '40', NULL, 0);
 SELECT * FROM pg_temp.state(:kcp);

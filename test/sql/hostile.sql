@@ -79,9 +79,11 @@ SELECT q.ord, e.state, e.message, e.detail
        AS q(ord, sql),
        LATERAL pg_temp.err(q.sql, :cp, :g) e
  ORDER BY q.ord;
--- 10 records in (10, 20] is the most; fewer is fine (a filtered stream).
+-- 10 records in (10, 20] is the most (the boundary noted above, noted
+-- again: nothing changes); fewer is fine (a filtered stream).
 SELECT sog.note_read(:cp, :g, '20', pg_temp.h(pg_temp.range(11, 20)), 10);
-SELECT sog.note_read(:cp, :g, '20', NULL, 3);
+SELECT pg_temp.rle(pg_temp.apply_batch(:cp, :g, pg_temp.range(11, 20)));
+SELECT sog.note_read(:cp, :g, '30', NULL, 3);
 -- Nothing applied yet: (start, 9] holds 0..9, ten positions.
 SELECT id AS ecp FROM sog.register('hostile-count-empty', 'orders', '0') \gset
 SELECT generation AS eg FROM sog.claim(:ecp, 'worker-1') \gset

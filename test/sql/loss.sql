@@ -115,7 +115,7 @@ SELECT pg_temp.apply(:cp, :gen, '10') AS dup10;
 SELECT sog.report_gap(:cp, :gen, '25', 'retention') = :gap AS same,
        sog.report_gap(:cp, :gen, '12', 'retention') = :gap AS covered;
 SELECT count(*) AS gaps FROM sog.gap WHERE checkpoint_id = :cp;
--- A larger range is a new gap.
+-- A larger range is a new gap, next to the first ((25, 30], not over it).
 SELECT sog.report_gap(:cp, :gen, '30', 'retention') <> :gap AS new_gap;
 SELECT from_position, to_position, reason FROM sog.gaps(:cp);
 -- Refusals change nothing: at or below applied, an unknown reason, NULLs,

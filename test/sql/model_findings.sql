@@ -17,6 +17,8 @@
 SELECT id AS a FROM sog.register('model-apply', 'orders', '0') \gset
 SELECT generation AS ga FROM sog.claim(:a, 'w1') \gset
 SELECT sog.note_read(:a, :ga, '3', pg_temp.h('{1,2,3}'), 3);
+-- (one sink transaction: a boundary is applied whole in the transaction that reaches its cursor, read_boundary)
+BEGIN;
 SELECT pg_temp.apply(:a, :ga, '1') AS one;
 SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '3')$$, :a, :ga) \gx
 -- the same records with another payload for 2: the hash tells
@@ -24,6 +26,7 @@ SELECT * FROM pg_temp.err($$SELECT sog.apply_batch($1, $2, '{2,3}',
         ARRAY[pg_temp.d('2 changed'), pg_temp.d('3')])$$, :a, :ga) \gx
 -- a consumer that applies what it noted closes the boundary
 SELECT pg_temp.apply_batch(:a, :ga, '{2,3}') AS two_three;
+COMMIT;
 SELECT applied_position, source_cursor, read_hash IS NULL AS boundary_closed
   FROM sog.checkpoint WHERE id = :a;
 
@@ -37,6 +40,7 @@ SELECT id AS b FROM sog.register('model-recover', 'orders', '0', provider => 'ka
 SELECT generation AS gb FROM sog.claim(:b, 'w1') \gset
 SELECT sog.commit_page(:b, :gb, NULL, 'T1');
 SELECT sog.note_read(:b, :gb, '3', pg_temp.h('{1,2,3}'), 3);
+BEGIN;
 SELECT pg_temp.apply(:b, :gb, '1') AS one;
 SELECT id AS rb FROM sog.begin_recovery(:b, :gb, 'T1', NULL, '1', true) \gset
 SELECT pg_temp.page(:rb, '{1,3}') AS page_without_2;
@@ -47,22 +51,26 @@ SELECT * FROM pg_temp.cp(:b);
 SELECT pg_temp.apply_batch(:b, :gb, '{2,3}') AS buffer;
 SELECT promoted, applied_position, reason FROM sog.promote(:rb, 'T2', '3');
 SELECT pg_temp.effects(:b), (pg_temp.cp(:b)).*;
+COMMIT;
 
 -- a page that re-reads the whole boundary promotes at once
 SELECT id AS c FROM sog.register('model-recover', 'orders', '1', provider => 'kafka') \gset
 SELECT generation AS gc FROM sog.claim(:c, 'w1') \gset
 SELECT sog.commit_page(:c, :gc, NULL, 'T1');
 SELECT sog.note_read(:c, :gc, '3', pg_temp.h('{1,2,3}'), 3);
+BEGIN;
 SELECT pg_temp.apply(:c, :gc, '1') AS one;
 SELECT id AS rc FROM sog.begin_recovery(:c, :gc, 'T1', NULL, '1', true) \gset
 SELECT pg_temp.page(:rc, '{1,2,3,4}') AS whole_boundary_and_more;
 SELECT promoted, applied_position, reason FROM sog.promote(:rc, 'T2', '4');
+COMMIT;
 -- and a page that ends below the cursor cannot be checked against the
 -- boundary's hash (F4, section 6): unresolved until the buffer is applied
 SELECT id AS d FROM sog.register('model-recover', 'orders', '2', provider => 'kafka') \gset
 SELECT generation AS gd FROM sog.claim(:d, 'w1') \gset
 SELECT sog.commit_page(:d, :gd, NULL, 'T1');
 SELECT sog.note_read(:d, :gd, '3', pg_temp.h('{1,2,3}'), 3);
+BEGIN;
 SELECT pg_temp.apply(:d, :gd, '1') AS one;
 SELECT id AS rd FROM sog.begin_recovery(:d, :gd, 'T1', NULL, '1', true) \gset
 SELECT pg_temp.page(:rd, '{1,2}') AS below_cursor;
@@ -70,6 +78,7 @@ SELECT promoted, applied_position, reason FROM sog.promote(:rd, 'T2', '2');
 SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '4')$$, :d, :gd) \gx
 SELECT pg_temp.apply_batch(:d, :gd, '{2,3,4}') AS buffer;
 SELECT promoted, applied_position, reason FROM sog.promote(:rd, 'T2', '2');
+COMMIT;
 
 --
 -- 3. F3: a retention loss reported while replaying.  W1 noted (nothing, 3]
@@ -105,6 +114,7 @@ SELECT id AS h FROM sog.register('model-resolve', 'orders', '2', provider => 'ka
 SELECT generation AS gh FROM sog.claim(:h, 'w1') \gset
 SELECT sog.commit_page(:h, :gh, NULL, 'T1');
 SELECT sog.note_read(:h, :gh, '3', pg_temp.h('{1,2,3}'), 3);
+BEGIN;
 SELECT pg_temp.apply(:h, :gh, '1') AS one;
 SELECT state, failure FROM sog.begin_recovery(:h, :gh, 'T1', NULL, '1', true, retained_from => '3');
 SELECT from_position, to_position, reason FROM pg_temp.gaps(:h);
@@ -112,6 +122,7 @@ SELECT sog.resolve_gap(gap_id, 'replayed', 'the owner holds them in its buffer')
   FROM sog.gaps(:h) WHERE resolution IS NULL ORDER BY gap_id;
 SELECT state FROM sog.checkpoint WHERE id = :h;
 SELECT pg_temp.apply_batch(:h, :gh, '{2,3}') AS from_its_buffer;
+COMMIT;
 
 -- a gap that covers the whole boundary (no_buffer_hash) resolves to running
 SELECT id AS f FROM sog.register('model-resolve', 'orders', '1') \gset
@@ -163,6 +174,7 @@ SELECT id AS q FROM sog.register('model-review', 'orders', '0') \gset
 SELECT generation AS gq FROM sog.claim(:q, 'w1') \gset
 SELECT pg_temp.apply_batch(:q, :gq, '{1,2}') AS first_two;
 SELECT sog.note_read(:q, :gq, '10', pg_temp.h(pg_temp.range(3, 10)), 8);
+BEGIN;
 SELECT pg_temp.apply_batch(:q, :gq, '{3,4,5}') AS part;
 SELECT * FROM pg_temp.err($$SELECT sog.prune_receipts($1, '4')$$, :q) \gx
 SELECT sog.set_retention(checkpoint_id => :q, keep_positions => 0);
@@ -170,6 +182,7 @@ SELECT sog.retention_horizon(:q) AS horizon_at_the_base;
 SELECT sog.prune_due(:q) AS pruned_through_the_base;
 SELECT * FROM pg_temp.err($$SELECT pg_temp.apply($1, $2, '10')$$, :q, :gq) \gx
 SELECT pg_temp.apply_batch(:q, :gq, pg_temp.range(6, 10)) AS rest;
+COMMIT;
 SELECT sog.set_retention(checkpoint_id => :q);
 
 -- (b) A count-only boundary: a loss inside it records the rest, so
@@ -228,8 +241,9 @@ SELECT * FROM pg_temp.cp(:v);
 SELECT pg_temp.apply_batch(:v, :gv, '{2,3,4}') AS buffer;
 SELECT promoted, applied_position, reason FROM sog.promote(:rv, 'T2', '3');
 SELECT pg_temp.effects(:v), (pg_temp.cp(:v)).*;
--- with no hash and no count nothing was said about the records: a short
--- page promotes (a handoff of such a boundary fails closed instead)
+-- with no hash and no count nothing can be checked, but a short page that
+-- ends inside the boundary would still leave it partly applied: it does
+-- not promote either (1.1 promoted it)
 SELECT id AS w FROM sog.register('model-partial', 'orders', '1', provider => 'kafka') \gset
 SELECT generation AS gw FROM sog.claim(:w, 'w1') \gset
 SELECT sog.commit_page(:w, :gw, NULL, 'T1');

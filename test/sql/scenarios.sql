@@ -77,9 +77,10 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 --
--- 1. Gap loss.  Worker A reads 101..200 but applies only 101..150 before
--- it dies.  Resuming from the read cursor would lose 151..200; resuming
--- without a proof would re-apply what cannot be checked.
+-- 1. Gap loss.  Worker A reads 101..200 and dies in the middle of the
+-- sink transaction that applies them.  Resuming from the read cursor would
+-- lose 101..200; resuming without a proof would re-apply what cannot be
+-- checked.
 --
 SELECT id AS cp FROM sog.register('scen-gaploss', 'orders', '0') \gset
 SELECT generation AS ga FROM sog.claim(:cp, 'worker-a') \gset
@@ -87,12 +88,16 @@ SELECT pg_temp.consume(:cp, :ga, 'gaploss', 0, 100);
 -- A fetches 101..200 and records the read boundary with the hash it
 -- computed while buffering, before it applies any of them.
 SELECT sog.note_read(:cp, :ga, '200', pg_temp.fetch_hash('gaploss', 100, 200), 100);
+BEGIN;
 SELECT pg_temp.consume(:cp, :ga, 'gaploss', 100, 150);
--- ... and A crashes here.
+-- ... and A crashes here, before COMMIT (a COMMIT here would be refused
+-- too: a read boundary is applied whole in the transaction that reaches
+-- its cursor, read_boundary).
+ROLLBACK;
 SELECT state, applied_position, source_cursor, read_base, read_count
   FROM sog.checkpoint WHERE id = :cp;
 
--- Successor B claims: replay required, resume after 150, but first verify
+-- Successor B claims: replay required, resume after 100, but first verify
 -- (100, 200].
 INSERT INTO plans SELECT 'gaploss-b', sog.claim(:cp, 'worker-b')
 RETURNING (p).generation, (p).verdict, (p).resume_from, (p).verify_from,
@@ -102,13 +107,14 @@ SELECT (p).generation AS gb, (p).verify_from AS vf, (p).verify_to AS vt
   FROM plans WHERE label = 'gaploss-b' \gset
 -- Resuming from the read cursor is refused; from resume_from it is not.
 SELECT v.* FROM plans, sog.verify_resume(pg_temp.m(p), '200') v WHERE label = 'gaploss-b';
-SELECT v.* FROM plans, sog.verify_resume(pg_temp.m(p), '150') v WHERE label = 'gaploss-b';
+SELECT v.* FROM plans, sog.verify_resume(pg_temp.m(p), '100') v WHERE label = 'gaploss-b';
 -- A is fenced if it comes back.
 SELECT state, message FROM pg_temp.err($$SELECT pg_temp.consume($1, $2, 'gaploss', 150, 200)$$, :cp, :ga);
 -- B re-fetches (verify_from, verify_to] from the source and hashes it.
 SELECT sog.verify_gap(:cp, :gb, pg_temp.fetch_hash('gaploss', :'vf'::numeric::bigint,
                                                    :'vt'::numeric::bigint));
--- B re-applies 101..200: 101..150 are verified duplicates, 151..200 new.
+-- B applies 101..200, all new, and the apply that reaches 200 finds them
+-- exactly as A noted them.
 SELECT pg_temp.consume(:cp, :gb, 'gaploss', 100, 200);
 -- Every record 1..200 is in the sink exactly once.
 SELECT * FROM pg_temp.book('scen-gaploss');
@@ -142,27 +148,26 @@ SELECT * FROM pg_temp.book('scen-dup');
 UPDATE source SET payload = replace(payload, ' (edited)', '') WHERE stream = 'dup' AND pos = 45;
 
 --
--- 3. Temporal skew.  Worker A stalls (it is not dead) after applying
--- through 60 of the 41..100 it read; B takes over.  B must not apply the
--- newest records it sees while (40, 100] is unverified, and A, waking up,
--- must not apply anything at all.
+-- 3. Temporal skew.  Worker A stalls (it is not dead) after reading
+-- 41..100, before its sink transaction; B takes over.  B must not apply
+-- the newest records it sees while (40, 100] is unverified, and A, waking
+-- up, must not apply anything at all.
 --
 SELECT id AS scp FROM sog.register('scen-skew', 'orders', '0') \gset
 SELECT generation AS sa FROM sog.claim(:scp, 'worker-a') \gset
 SELECT pg_temp.consume(:scp, :sa, 'skew', 0, 40);
 SELECT sog.note_read(:scp, :sa, '100', pg_temp.fetch_hash('skew', 40, 100), 60);
-SELECT pg_temp.consume(:scp, :sa, 'skew', 40, 60);
 -- ... A stalls.  B claims.
 INSERT INTO plans SELECT 'skew-b', sog.claim(:scp, 'worker-b')
 RETURNING (p).generation, (p).verdict, (p).resume_from, (p).verify_from, (p).verify_to;
 SELECT (p).generation AS sb FROM plans WHERE label = 'skew-b' \gset
 -- B fetches the live tail 101..120 first: refused while the gap is open.
 SELECT * FROM pg_temp.err($$SELECT pg_temp.consume($1, $2, 'skew', 100, 120)$$, :scp, :sb) \gx
-SELECT state FROM pg_temp.err($$SELECT pg_temp.consume($1, $2, 'skew', 60, 61)$$, :scp, :sb);
+SELECT state FROM pg_temp.err($$SELECT pg_temp.consume($1, $2, 'skew', 40, 41)$$, :scp, :sb);
 -- A wakes up and applies the rest of its buffer: fenced.
-SELECT state FROM pg_temp.err($$SELECT pg_temp.consume($1, $2, 'skew', 60, 100)$$, :scp, :sa);
+SELECT state FROM pg_temp.err($$SELECT pg_temp.consume($1, $2, 'skew', 40, 100)$$, :scp, :sa);
 SELECT state FROM pg_temp.err($$SELECT sog.note_read($1, $2, '120', NULL, NULL)$$, :scp, :sa);
--- Nothing newer than 60 landed.
+-- Nothing newer than 40 landed.
 SELECT * FROM pg_temp.book('scen-skew');
 -- B verifies the gap, then applies 41..120 in order.
 SELECT sog.verify_gap(:scp, :sb, pg_temp.fetch_hash('skew', 40, 100));
@@ -171,16 +176,15 @@ SELECT * FROM pg_temp.book('scen-skew');
 SELECT state, applied_position, source_cursor FROM sog.checkpoint WHERE id = :scp;
 
 --
--- 4. Fail closed without a hash.  A read 21..50 without hashing the
--- buffer, applied through 30 and died.  Nothing can prove (30, 50]: the
+-- 4. Fail closed without a hash.  A applied through 30, read 31..50
+-- without hashing the buffer, and died.  Nothing can prove (30, 50]: the
 -- claim fails closed and records a gap, and nothing beyond 30 is accepted
 -- until an operator resolves it.
 --
 SELECT id AS ncp FROM sog.register('scen-nohash', 'orders', '0') \gset
 SELECT generation AS na FROM sog.claim(:ncp, 'worker-a') \gset
-SELECT pg_temp.consume(:ncp, :na, 'nohash', 0, 20);
-SELECT sog.note_read(:ncp, :na, '50', NULL, 30);
-SELECT pg_temp.consume(:ncp, :na, 'nohash', 20, 30);
+SELECT pg_temp.consume(:ncp, :na, 'nohash', 0, 30);
+SELECT sog.note_read(:ncp, :na, '50', NULL, 20);
 INSERT INTO plans SELECT 'nohash-b', sog.claim(:ncp, 'worker-b')
 RETURNING (p).generation, (p).verdict, (p).resume_from, (p).gap_size,
           (p).manifest_digest, (p).gap_id IS NOT NULL AS has_gap;

@@ -170,11 +170,14 @@ SELECT state FROM pg_temp.err($$SELECT pg_temp.apply_batch($1, $2, '{2,4}')$$, :
 -- Applied in order, the boundary is crossed without complaint.
 SELECT pg_temp.apply_batch(:cp, :g, '{2,3,4}');
 SELECT * FROM pg_temp.cp(:cp);
--- The same for a worker's own noted buffer, across two batches.
+-- The same for a worker's own noted buffer, across two batches of one
+-- sink transaction.
 SELECT sog.note_read(:cp, :g, '10', pg_temp.h(pg_temp.range(5, 10)), 6);
+BEGIN;
 SELECT pg_temp.apply_batch(:cp, :g, '{5,6,7}');
 SELECT state FROM pg_temp.err($$SELECT pg_temp.apply_batch($1, $2, '{8,9,11}')$$, :cp, :g);
 SELECT pg_temp.apply_batch(:cp, :g, '{8,9,10,11}');
+COMMIT;
 -- A sparse stream: the count, not the positions, says what was held.
 SELECT sog.note_read(:cp, :g, '30', pg_temp.h('{15,20,30}'), 3);
 SELECT state FROM pg_temp.err($$SELECT pg_temp.apply_batch($1, $2, '{15,31}')$$, :cp, :g);
