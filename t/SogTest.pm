@@ -26,6 +26,19 @@ use Time::HiRes ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
+# The extension's default version, as stream_offset_guard.control says:
+# what CREATE EXTENSION and ALTER EXTENSION UPDATE install.
+sub default_version
+{
+	my $control = "$FindBin::Bin/../stream_offset_guard.control";
+	open(my $fh, '<', $control) or die "cannot read $control: $!";
+	while (my $line = <$fh>)
+	{
+		return $1 if $line =~ /^\s*default_version\s*=\s*'([^']+)'/;
+	}
+	die "no default_version in $control";
+}
+
 # amcheck over every table, TOAST table and btree index of the extension in
 # database $db (sog.verify_storage: verify_heapam, bt_index_check with
 # heapallindexed): one test, which fails with the problems it found.
