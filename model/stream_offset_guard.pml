@@ -29,16 +29,19 @@
  * the exact set of positions it covers (payload bytes never change in this
  * model, so equal sets <=> equal SHA-256 buffer hashes).
  *
- * The default is the C code as it now is (src/apply.c, src/recovery.c,
- * src/promote.c, src/gapfuncs.c, src/gapstore.c, src/receipt.c): a read
- * boundary is checked exactly when it
- * closes, by apply (check_boundary_applied) and by promote
- * (page_closes_boundary), a recovery page that ends inside the boundary
- * does not promote, and resolve_gap keeps a boundary that the gaps
- * recorded since it was noted do not cover (boundary_unverified).  The
- * default client may recover while it holds noted records, may report_gap
- * while replaying, and promotes any page it fetched; the one rule it
- * follows is R2 (re-read retention after every fetch, README.md).
+ * The default is the C code as it now is (src/boundary.c, src/apply.c,
+ * src/claim.c, src/recovery.c, src/promote.c, src/gapfuncs.c,
+ * src/gapstore.c): a read boundary is discharged only by an apply that
+ * reaches its cursor with the noted records (checked there, and by promote
+ * for a recovery page), a verify_gap that matches, or a gap row that
+ * covers it; a note_read or halt never replaces one that is open, a
+ * transaction that leaves one partly applied does not commit, every gap
+ * starts at the boundary's base, and resolve_gap keeps a boundary that the
+ * gaps recorded since it was noted do not cover.  The default client may
+ * recover while it holds noted records, may report_gap while replaying,
+ * and promotes any page it fetched; the one rule it follows is R2 (re-read
+ * retention after every fetch, README.md).  With CLIENT_DROP_NOTED and
+ * ADVERSARY it breaks the protocol in every way a plausible client does.
  *
  * Flags (spin -DNAME):
  *	 PIPELINED                   the pipelined worker: besides every step of
@@ -57,24 +60,36 @@
  *	                             see it fail: the handoff after page k's
  *	                             commit verifies page k+1)
  *	 CLIENT_DROP_NOTED           a client bug: a worker loses a noted record
- *	                             from its buffer (F6, F7); P2, P7 and P8 then
- *	                             exempt what the open boundary still holds
- *	 CLIENT_NOTE_AFTER_CLOSE     rule R5: a worker records a new read
- *	                             boundary (note_read, the pipelined note,
- *	                             halt) only once its apply reached the
- *	                             cursor it noted last; R5_NOTE, R5_PIPE,
- *	                             R5_HALT: the rule for one of them only
+ *	                             from its buffer (F6, F7)
+ *	 ADVERSARY                   the calls a plausible client makes wrongly
+ *	                             (the read boundary's), each one transaction:
+ *	                             ADV_SAVEPOINT (page k's apply rolled back in
+ *	                             a savepoint, page k dropped from the buffer
+ *	                             as if applied, page k+1 noted), ADV_BACK (a
+ *	                             note_read or halt at the applied position
+ *	                             while records are noted), ADV_RENOTE (a note
+ *	                             of the buffer while its boundary is open: after
+ *	                             verify_gap, or after a record was lost),
+ *	                             ADV_HALT_INSIDE (part of the noted page
+ *	                             applied, then halt with the rest),
+ *	                             ADV_REPORT_INSIDE (part applied, then the
+ *	                             rest reported lost); each flag alone, or all
+ *	 OLD_BOUNDARY                1.1's read boundary, every rule this version
+ *	                             changed (each also alone): a note_read or
+ *	                             halt replaced an open boundary
+ *	                             (OLD_NOTE_REPLACES, OLD_HALT_REPLACES), a
+ *	                             transaction committed a partly applied one
+ *	                             (OLD_PARTIAL_COMMIT), report_gap and the
+ *	                             other gaps started at the applied position
+ *	                             (OLD_REPORT_FROM_APPLIED,
+ *	                             OLD_GAPS_FROM_APPLIED), as did resolve_gap's
+ *	                             cover check (OLD_COVER_FROM_APPLIED), and a
+ *	                             short recovery page of a boundary without a
+ *	                             hash promoted (OLD_PROMOTE_NOHASH)
  *	 OLD_GAP_FROM_APPLIED        the C code before F7's fix: verify_gap's
  *	                             hash_mismatch gap starts at the applied
  *	                             position even when an apply entered the
  *	                             boundary
- *	 PROPOSED_COVER_FROM_BASE    a proposal (F7's rest, not in the C code):
- *	                             resolve_gap's cover check also starts at
- *	                             read_base when an apply entered the
- *	                             boundary
- *	 REACH_FALSE_MISMATCH        assert that every hash_mismatch has a noted,
- *	                             unapplied record gone (run to see it fail:
- *	                             a trim of applied records alone mismatches)
  *	 BUG_RECOVERY_PAST_VERIFY    re-introduces the bug fixed by issue 8:
  *	                             recovery_event answers 'apply' above applied
  *	                             while replaying, promote advances applied
@@ -85,7 +100,10 @@
  *	 OLD_PROMOTE                 promote as before the F1 fix: no check of
  *	                             the read boundary (F1 comes back)
  *	 OLD_RESOLVE                 resolve_gap as before the F3 fix: the last
- *	                             resolve clears the boundary, running (F3)
+ *	                             resolve clears the boundary, running (F3;
+ *	                             with OLD_NO_REST, report_gap and a retention
+ *	                             refusal did not yet record the rest of the
+ *	                             boundary beyond the loss as unverified)
  *	 OLD_CLOSE_CHECK             apply's boundary check as before: a count
  *	                             check only before an event strictly above
  *	                             the cursor
@@ -121,7 +139,8 @@
  *	 MUT_*                       deliberately broken variants, one per
  *	                             property (README.md, "Every property can
  *	                             fail"): MUT_IGNORE_RECOVERY_RECEIPTS,
- *	                             MUT_VERIFY_ALWAYS_TRUE, MUT_NO_MAX,
+ *	                             MUT_VERIFY_ALWAYS_TRUE,
+ *	                             MUT_CLAIM_DROPS_BOUNDARY, MUT_NO_MAX,
  *	                             MUT_NO_FENCE, MUT_NO_CAS,
  *	                             MUT_EVENT_WHILE_REPLAYING,
  *	                             MUT_RESUME_FROM_CURSOR,
@@ -155,7 +174,7 @@
 #ifndef MAXOPS
 #define MAXOPS 1				/* gaps the operator resolves */
 #endif
-#define MAXG 4					/* gap rows the model has room for */
+#define MAXG 6					/* gap rows the model has room for */
 
 /* -DONLY=k checks property k alone (to show that each one can fail) */
 #ifdef ONLY
@@ -173,27 +192,14 @@
 
 /*
  * The records a worker fetched after its last note while it still holds
- * noted ones (pend) are kept apart by the pipelined worker (page k+1) and
- * by a worker that follows rule R5 for its note_read (R5_NOTE).
+ * noted ones (pend: page k+1) are kept apart: a boundary noted and not
+ * applied is not replaced (boundary.c), so they are noted once the noted
+ * ones are applied (the two-commit worker) or in the transaction that
+ * applies them (the pipelined one).
  */
-#ifdef CLIENT_NOTE_AFTER_CLOSE	/* R5, for every call that records a boundary */
-#define R5_NOTE
-#define R5_PIPE
-#define R5_HALT
-#endif
-#if defined(R5_NOTE) || defined(R5_PIPE) || defined(R5_HALT)
-#define R5
-#endif
-#if defined(PIPELINED) || defined(R5_NOTE)
-#define PEND
-#endif
 
-/* a worker's noted, unapplied records (PEND: without page k+1) */
-#ifdef PEND
+/* a worker's noted, unapplied records (without page k+1) */
 #define NB			(buf & ~pend)
-#else
-#define NB			buf
-#endif
 
 #define POP(m)		((((m) >> 1) & 1) + (((m) >> 2) & 1) + (((m) >> 3) & 1) + (((m) >> 4) & 1))
 
@@ -292,7 +298,7 @@ bit		mmcur;					/* a hash_mismatch gap was recorded for the
 /* temporaries of one atomic step; not part of the state */
 hidden byte xq, xp, xcnt, xi, xa, xtl, xtadv, xtr, xtnew, xta, xt, xvh,
 			xbat, xfirst, xrr, xm, xrg, xra;
-hidden byte xbnd, xcov, xmm;
+hidden byte xbnd, xcov, xmm, xsame, xgrow, xnocc;
 hidden byte xcf, xe, xh, xpa, xsc, xsb, xsh, xshs, xscs, xack;
 hidden mtype xrc;
 
@@ -374,20 +380,18 @@ inline committed_by(g)
  * I1  state = failed_closed <=> an open gap;  I2  source_cursor >= applied;
  * I3  a receipt exists exactly where the sink has the effect.
  *
- * With CLIENT_DROP_NOTED (a client that loses a noted record from its
- * buffer) P2, P7 and P8 exempt the records the open read boundary still holds
- * (PENDING): the apply that closes it must refuse (SG004), and a
- * successor verifies it first, so such a record is not lost until a new
- * boundary replaces that one.
+ * They hold for any client: with a worker that loses a noted record from
+ * its buffer (CLIENT_DROP_NOTED) and the adversary's calls (ADVERSARY) too,
+ * and nothing is exempt.  (1.1's model exempted the records an open read
+ * boundary still held below the applied position: a boundary could then
+ * stay partly applied across transactions, with a lost record below the
+ * applied position that no call could apply any more.  Since such a
+ * transaction does not commit, a noted record that is not applied always
+ * lies above the applied position.)
  */
-#ifdef CLIENT_DROP_NOTED
-#define PENDING			(((rhset || rcset) && cursor > applied) -> (rhash & RNG(rbase, cursor)) : 0)
-#else
-#define PENDING			0
-#endif
-#define P2_REPORTED		(((wit & UPTO(applied)) & ~(sink | gcov | PENDING)) == 0)
-#define P7_RETENTION	(((tlost & UPTO(applied)) & ~(sink | gcov | PENDING)) == 0)
-#define P8_COMPLETE		((UPTO(applied) & ~(sink | gcov | (del & ~wit) | PENDING)) == 0)
+#define P2_REPORTED		(((wit & UPTO(applied)) & ~(sink | gcov)) == 0)
+#define P7_RETENTION	(((tlost & UPTO(applied)) & ~(sink | gcov)) == 0)
+#define P8_COMPLETE		((UPTO(applied) & ~(sink | gcov | (del & ~wit))) == 0)
 #define I1_STATE		((st == FAILED) == (gopen > 0))
 #define I2_CURSOR		(cursor >= applied)
 #define I3_RECEIPTS		(rcpt == sink)
@@ -464,7 +468,7 @@ inline new_claimed_at()
  * note_read and halt record a read boundary (read_base := applied) of the
  * records h (the hash of h, or its count).  The gaps that count for
  * resolve_gap are those detected from here on (gapfuncs.c
- * boundary_unverified: gap id > read_gap_floor).
+ * sog_boundary_unverified: gap id > read_gap_floor).
  */
 inline record_boundary(h)
 {
@@ -505,16 +509,49 @@ inline boundary_exact(held)
  */
 #define NOTED_OK(m)	((rhset && (m) == rhash) || (!rhset && POP(m) >= POP(rhash)))
 
+/* note_read of cursor wcur and hash h is the boundary noted: nothing changes */
+#define SAME_NOTE(h)	(wcur == cursor && ((rhset && (h) == rhash) || (!rhset && POP(h) == POP(rhash))))
+
 /*
- * Where verify_gap's hash_mismatch gap starts (gapfuncs.c's
- * boundary_base()): at read_base when an apply entered the boundary, so
- * that the records applied in it, never checked against the hash, are
- * inside the gap (the fix of F7); with OLD_GAP_FROM_APPLIED at the applied
- * position, as before it.  resolve_gap's cover check starts at the applied
- * position either way.
+ * Where a gap that may hold a record of the read boundary starts
+ * (boundary.c sog_boundary_base): at read_base when an apply entered the
+ * boundary, else at the applied position.  Every gap the guard records
+ * (claim, halt, verify_gap, report_gap, a recovery's refusal or stop)
+ * starts there, and resolve_gap's cover check too.  Since a transaction
+ * that leaves a boundary partly applied does not commit, the two differ
+ * only inside such a transaction, or with OLD_PARTIAL_COMMIT (1.1).
+ * OLD_GAP_FROM_APPLIED: verify_gap's gap from the applied position (before
+ * F7's fix); OLD_COVER_FROM_APPLIED: resolve_gap's cover check from there
+ * (1.1).
  */
+#define BASE		((cursor > applied && rbase < applied) -> rbase : applied)
+
+/*
+ * OLD_BOUNDARY: 1.1's read boundary, every rule this version changed: a
+ * note_read or halt replaced an open boundary (OLD_NOTE_REPLACES,
+ * OLD_HALT_REPLACES), a transaction committed a partly applied one
+ * (OLD_PARTIAL_COMMIT), report_gap, claim's no_buffer_hash and a
+ * recovery's gaps started at the applied position (OLD_REPORT_FROM_APPLIED,
+ * OLD_GAPS_FROM_APPLIED) and so did resolve_gap's cover check
+ * (OLD_COVER_FROM_APPLIED), and a short recovery page of a boundary
+ * without hash or count promoted (OLD_PROMOTE_NOHASH).
+ */
+#ifdef OLD_BOUNDARY
+#define OLD_NOTE_REPLACES
+#define OLD_HALT_REPLACES
+#define OLD_PARTIAL_COMMIT
+#define OLD_REPORT_FROM_APPLIED
+#define OLD_GAPS_FROM_APPLIED
+#define OLD_COVER_FROM_APPLIED
+#define OLD_PROMOTE_NOHASH
+#endif
+#ifndef OLD_GAPS_FROM_APPLIED
+#define GAP_FROM	BASE
+#else
+#define GAP_FROM	applied
+#endif
 #ifndef OLD_GAP_FROM_APPLIED
-#define COVER_FROM	((rbase < applied) -> rbase : applied)
+#define COVER_FROM	BASE
 #else
 #define COVER_FROM	applied
 #endif
@@ -563,7 +600,8 @@ inline fail_attempt(stoppos)
 	:: xt <= applied -> xt = 0
 	:: else -> skip
 	fi;
-	add_gap(applied, xt);
+	xcf = GAP_FROM;
+	add_gap(xcf, xt);
 	conclude(xa, A_FAILED)
 }
 
@@ -595,12 +633,15 @@ inline db_claim()
 	if
 	:: st == FAILED -> xrc = FAIL_CLOSED		/* the newest open gap's verdict */
 	:: else ->
+#ifdef MUT_CLAIM_DROPS_BOUNDARY
+		clear_boundary();		/* the predecessor's boundary ignored */
+#endif
 		if
 		:: cursor == applied -> st = RUNNING; xrc = ALIGNED
 		:: cursor > applied && rhset ->
 			st = REPLAYING; xrc = GAP_REPLAY; vfrom = rbase; vto = cursor
 		:: cursor > applied && !rhset ->
-			add_gap(applied, cursor); xrc = FAIL_CLOSED		/* no_buffer_hash */
+			xcf = GAP_FROM; add_gap(xcf, cursor); xrc = FAIL_CLOSED	/* no_buffer_hash */
 		:: cursor < applied ->
 			add_gap(applied, 0); xrc = FAIL_CLOSED			/* divergence */
 		fi
@@ -642,7 +683,23 @@ inline note_check(a, h)
 			:: else ->
 				if
 				:: POP(h) > wcur - (a) -> xrc = E22023
-				:: else -> xrc = OK
+#ifndef OLD_NOTE_REPLACES
+				/*
+				 * boundary.c sog_boundary_note: a boundary noted earlier
+				 * and not applied (as the transaction sees it) is not
+				 * replaced: the same note again changes nothing, a cursor
+				 * that would move back is SG005, another note SG004
+				 */
+				:: POP(h) <= wcur - (a) && cursor > (a) ->
+					if
+					:: SAME_NOTE(h) -> xrc = OK; xsame = 1
+					:: !SAME_NOTE(h) && wcur < cursor -> xrc = SG005
+					:: !SAME_NOTE(h) && wcur >= cursor -> xrc = SG004
+					fi
+				:: POP(h) <= wcur - (a) && cursor <= (a) -> xrc = OK
+#else
+				:: else -> xrc = OK		/* 1.1: it replaced any boundary */
+#endif
 				fi
 			fi
 		fi
@@ -650,17 +707,19 @@ inline note_check(a, h)
 }
 
 /*
- * note_read's write (checkpoint.c sog_record_read_boundary): read_base :=
- * applied, or the boundary cleared for a cursor at applied.  held: what
- * the worker holds unapplied when this commits (P13).
+ * note_read's write (boundary.c record_boundary): read_base := applied, or
+ * the boundary cleared for a cursor at applied; nothing for the same note
+ * again.  held: what the worker holds unapplied when this commits (P13).
  */
 inline note_write(h, held)
 {
 	committed_by(mygen);
 	if
-	:: wcur == applied -> clear_boundary(); wit = wit | (h)
-	:: else -> record_boundary(h)
+	:: xsame -> skip
+	:: !xsame && wcur == applied -> clear_boundary(); wit = wit | (h)
+	:: !xsame && wcur != applied -> record_boundary(h)
 	fi;
+	xsame = 0;
 	boundary_exact(held)
 }
 
@@ -675,20 +734,10 @@ inline db_note_read()
 	printf("W%d note_read(gen %d, cursor %d, hash of ", me, mygen, wcur);
 	pset(buf);
 	printf(") -> %e\n", xrc);
-#ifdef R5
-	if
-	:: xrc == OK -> ncur = wcur
-	:: else -> skip
-	fi;
-#endif
-#ifdef PEND
 	if
 	:: xrc == OK -> noted = 1; pend = 0	/* the whole buffer is noted */
 	:: else -> skip						/* the boundary before stays */
 	fi
-#else
-	noted = (xrc == OK)
-#endif
 }
 
 /*
@@ -715,7 +764,7 @@ inline apply_check()
 					:: st != RUNNING -> xrc = SG004
 					:: else ->
 						/*
-						 * apply.c check_boundary_applied: the boundary closes
+						 * boundary.c sog_boundary_check_close: the boundary closes
 						 * at this event; the receipts in (read_base, applied]
 						 * and this call's events in the boundary must be
 						 * exactly the noted set (the hash), else SG004
@@ -766,7 +815,20 @@ inline apply_check()
 			fi;
 			xq++
 		:: else -> break
-		od
+		od;
+#ifndef OLD_PARTIAL_COMMIT
+		/*
+		 * the deferred constraint trigger checkpoint_boundary_applied: at
+		 * COMMIT the applied position must not lie strictly inside the
+		 * boundary (1.1--1.2); the whole transaction rolls back
+		 */
+		if
+		:: xrc == OK && !xnocc && xta > applied && xta < cursor -> xrc = SG004
+		:: else -> skip
+		fi
+#else
+		skip
+#endif
 	fi
 }
 
@@ -834,15 +896,11 @@ inline db_apply()
 		wapp = applied;
 		buf = buf & ~xbat;
 		dupp = 0;
-#ifdef PEND
 		noted = noted && (NB != 0);
 		if
 		:: !noted -> pend = 0	/* page k+1 (if fetched) is not noted */
 		:: else -> skip
 		fi
-#else
-		noted = noted && (buf != 0)
-#endif
 	:: else -> skip
 	fi
 }
@@ -932,14 +990,7 @@ inline db_pipe()
 #ifdef MUT_PIPE_HASH_FROM_BEFORE
 	xh = buf & ~UPTO(wapp);
 #endif
-#ifdef R5_PIPE
-	if
-	:: xe < ncur -> xrc = REFUSED	/* R5: page k's apply would stop short of its noted cursor */
-	:: else -> pipe_tx()
-	fi;
-#else
 	pipe_tx();
-#endif
 	printf("W%d sink transaction: apply_batch(gen %d, ", me, mygen);
 	pset(xbat);
 	printf("), new ");
@@ -958,38 +1009,60 @@ inline db_pipe()
 		buf = buf & ~xbat;
 		dupp = 0;
 		noted = 1;						/* page k+1 is noted now */
-#ifdef R5
-		ncur = wcur;
-#endif
 		pend = 0
 	:: else -> skip						/* rolled back: nothing changed */
 	fi;
 	xe = 0; xh = 0; xpa = 0
 }
 
-/* sog.halt(checkpoint_id, generation, cursor, hash, count) */
-inline db_halt()
+/*
+ * sog.halt(checkpoint_id, generation, cursor, hash, count), with what the
+ * worker holds (h, its cursor wcur), in a transaction whose applied
+ * position is a (the committed one, or the one an apply before it in the
+ * same transaction left: ADVERSARY).  boundary.c sog_boundary_halt: a
+ * boundary noted earlier and not applied is handed over as it was noted
+ * (a halt at a cursor below it is SG005); OLD_HALT_REPLACES: the halt's
+ * own boundary replaced it (1.1).
+ */
+inline halt_tx(a, h)
 {
 	if
 	:: mygen != gen -> xrc = SG001
 	:: else ->
-		committed_by(mygen);
+		xrc = OK;
 		if
 		:: st == RUNNING ->
 			if
-			:: wcur == applied -> clear_boundary()
-			:: else ->
-				record_boundary(buf);
-				boundary_exact(buf);
+#ifndef OLD_HALT_REPLACES
+			:: cursor > (a) && wcur < cursor -> xrc = SG005
+			:: cursor > (a) && wcur >= cursor -> skip	/* kept as noted */
+			:: cursor <= (a) ->
+#else
+			:: true ->
+#endif
 				if
-				:: !rhset -> add_gap(applied, cursor)	/* no_buffer_hash */
-				:: else -> skip
+				:: wcur == (a) -> clear_boundary()
+				:: else ->
+					record_boundary(h);
+					boundary_exact(h);
+					if
+					:: !rhset -> add_gap(applied, cursor)	/* no_buffer_hash */
+					:: else -> skip
+					fi
 				fi
 			fi
 		:: else -> skip			/* a gap is pending: keep the boundary */
 		fi;
-		xrc = OK
-	fi;
+		if
+		:: xrc == OK -> committed_by(mygen)
+		:: else -> skip
+		fi
+	fi
+}
+
+inline db_halt()
+{
+	halt_tx(applied, buf);
 	printf("W%d halt(gen %d, cursor %d, hash of ", me, mygen, wcur);
 	pset(buf);
 	printf(") -> %e\n", xrc)
@@ -1028,12 +1101,7 @@ inline db_verify()
 				 * source (a boundary that says more or less than what the
 				 * worker held would fail a successor that lost nothing).
 				 */
-				assert(!ON(14) || (rhash & ~SOURCE) != 0);
-#ifdef REACH_FALSE_MISMATCH
-				/* fails iff reachable: a mismatch although every noted,
-				 * unapplied record is still in the source */
-				assert((rhash & ~UPTO(applied) & ~SOURCE) != 0);
-#endif
+				assert(!ON(14) || (rhash & ~UPTO(applied) & ~SOURCE) != 0);
 				xcf = COVER_FROM;
 				add_gap(xcf, cursor); xrc = VFALSE				/* hash_mismatch */
 #ifdef MMGHOST
@@ -1052,9 +1120,6 @@ inline db_verify()
 		buf = xvh & ~UPTO(wapp);
 		wcur = vto;
 		noted = (buf != 0);
-#ifdef R5
-		ncur = (buf != 0 -> vto : 0);	/* the predecessor's boundary */
-#endif
 		vfrom = 0;
 		vto = 0
 	:: else -> skip
@@ -1062,39 +1127,101 @@ inline db_verify()
 	stopf = (xrc == VFALSE || xrc == E55000)
 }
 
-/* sog.report_gap(checkpoint_id, generation, lossto, 'retention') */
-inline db_report()
+/*
+ * The rest of an open hashed or counted boundary beyond a loss through
+ * `to` can no longer be verified (the hash chains through the lost
+ * records): gapstore.c sog_gap_record_boundary_rest records it as an
+ * unverified gap (to, cursor].
+ */
+inline boundary_rest(to)
+{
+#ifndef OLD_NO_REST
+	if
+	:: (rhset || rcset) && cursor > applied && to > applied && cursor > (to) -> add_gap(to, cursor)
+	:: else -> skip
+	fi
+#else
+	skip
+#endif
+}
+
+/*
+ * sog.report_gap(checkpoint_id, generation, lossto, 'retention') in a
+ * transaction whose applied position is a: gapfuncs.c.  The gap starts at
+ * the boundary's base, moved past the open gaps that already account for
+ * the records above it (gapstore.c sog_gap_losses_through; the model
+ * forgets resolved gaps, so it records more than C, never less); the rest
+ * of the boundary beyond it is unverified.  OLD_REPORT_FROM_APPLIED: 1.1,
+ * from the applied position, a new gap unless one open gap covers it all.
+ */
+inline report_tx(a)
 {
 	if
 	:: mygen != gen -> xrc = SG001
 	:: else ->
 		if
-		:: lossto <= applied -> xrc = E22023
+		:: lossto <= (a) -> xrc = E22023
 		:: else ->
-			committed_by(mygen);
 			xrc = OK;
+#ifndef OLD_REPORT_FROM_APPLIED
+			xcf = ((cursor > (a) && rbase < (a)) -> rbase : (a));
+			xgrow = 1;
+			do
+			:: xgrow && xrc == OK ->
+				xgrow = 0;
+				xi = 0;
+				do
+				:: xi < ng ->
+					if
+					:: gop[xi] && gfrom[xi] <= xcf && gto[xi] == 0 -> xrc = COVERED
+					:: gop[xi] && gfrom[xi] <= xcf && gto[xi] > xcf -> xcf = gto[xi]; xgrow = 1
+					:: else -> skip
+					fi;
+					xi++
+				:: else -> break
+				od;
+				if
+				:: xcf >= lossto -> xrc = COVERED
+				:: else -> skip
+				fi
+			:: else -> break
+			od;
+			xgrow = 0;
+#else
+			xcf = (a);
 			xi = 0;
 			do
 			:: xi < ng ->
 				if
-				:: gop[xi] && gfrom[xi] <= applied && (gto[xi] == 0 || gto[xi] >= lossto) ->
+				:: gop[xi] && gfrom[xi] <= xcf && (gto[xi] == 0 || gto[xi] >= lossto) ->
 					xrc = COVERED						/* to NULL: unbounded */
 				:: else -> skip
 				fi;
 				xi++
 			:: else -> break
 			od;
+#endif
 			if
 			:: xrc == OK ->
-				add_gap(applied, lossto);
+				add_gap(xcf, lossto);
 				gret[ng - 1] = 1;
+				boundary_rest(lossto);
 #ifdef MUT_REPORT_KEEPS_RUNNING
 				st = RUNNING;			/* forgets to fail closed */
 #endif
 				skip
-			:: else -> skip		/* an open gap covers it already */
+			:: else -> skip		/* the gaps recorded cover it already */
 			fi
 		fi
+	fi
+}
+
+inline db_report()
+{
+	report_tx(applied);
+	if
+	:: xrc == OK || xrc == COVERED -> committed_by(mygen)
+	:: else -> skip
 	fi;
 	printf("W%d report_gap(gen %d, to %d, retention) -> %e\n", me, mygen, lossto, xrc)
 }
@@ -1128,8 +1255,10 @@ inline db_begin()
 			xt = LOSS_END;
 			if
 			:: xrr > xfirst && !(accok && acca == applied && acce >= xt) ->
-				add_gap(applied, xt);	/* retention: (applied, retained_from - 1] */
+				xcf = GAP_FROM;
+				add_gap(xcf, xt);		/* retention: (applied, retained_from - 1] */
 				gret[ng - 1] = 1;
+				boundary_rest(xt);
 				conclude(xa, A_FAILED);
 				xrc = REFUSED
 			:: else ->
@@ -1258,15 +1387,20 @@ inline db_page_tx()
 }
 
 /*
- * promote.c page_closes_boundary: a page whose advance reaches or passes
+ * boundary.c sog_boundary_promotable: a page whose advance reaches or passes
  * the read cursor closes the boundary, and the receipts in (read_base,
  * cursor] must then be exactly the noted set; a page that ends inside the
  * boundary (applied < advance < cursor) cannot be checked and does not
- * promote (F4).  OLD_PROMOTE_PARTIAL: such a page promoted, leaving the
- * boundary to be checked when it closes; OLD_PROMOTE: no check at all (F1).
+ * promote (F4), with or without a hash (OLD_PROMOTE_NOHASH: 1.1 promoted a
+ * short page of a boundary without hash or count).  OLD_PROMOTE_PARTIAL:
+ * such a page promoted, leaving the boundary to be checked when it closes;
+ * OLD_PROMOTE: no check at all (F1).
  */
 #if defined(OLD_PROMOTE)
 #define PAGE_CLOSES(a)	true
+#elif !defined(OLD_PROMOTE_PARTIAL) && !defined(OLD_PROMOTE_NOHASH)
+#define PAGE_CLOSES(a)	(cursor <= applied || at[a].adv <= applied || \
+						 (at[a].adv >= cursor && (!(rhset || rcset) || NOTED_OK(rcpt & RNG(rbase, cursor)))))
 #elif !defined(OLD_PROMOTE_PARTIAL)
 #define PAGE_CLOSES(a)	(!(rhset || rcset) || cursor <= applied || at[a].adv <= applied || \
 						 (at[a].adv >= cursor && NOTED_OK(rcpt & RNG(rbase, cursor))))
@@ -1372,6 +1506,165 @@ inline db_promote()
 		   me, att_, pglast, xrc, gen, applied)
 }
 
+#ifdef ADVERSARY				/* every wrong call below */
+#define ADV_SAVEPOINT
+#define ADV_BACK
+#define ADV_RENOTE
+#define ADV_HALT_INSIDE
+#define ADV_REPORT_INSIDE
+#endif
+#if defined(ADV_SAVEPOINT) || defined(ADV_BACK) || defined(ADV_RENOTE) || \
+	defined(ADV_HALT_INSIDE) || defined(ADV_REPORT_INSIDE)
+#define ADV
+#endif
+
+#ifdef ADV
+/* ------------------------------------------------------- the adversary */
+
+/*
+ * ADVERSARY: the calls a plausible client makes wrongly, each
+ * one whole transaction.  The guard must answer each with an error that
+ * changes nothing, or every record must stay applied or on a gap row.
+ *
+ * adv_savepoint: page k's apply ran in a savepoint that the client rolled
+ * back (JDBC autosave, a nested transaction block); believing page k
+ * applied, the client drops it from its buffer and, in the same
+ * transaction, notes page k+1 (hashed from the position page k would
+ * leave); COMMIT, then it acknowledges page k.
+ */
+inline adv_savepoint()
+{
+	xh = pend;
+	xpa = wapp;
+	xq = 1;
+	do
+	:: xq <= N ->
+		if
+		:: (NB & B(xq)) != 0 -> xpa = xq		/* where page k would leave it */
+		:: else -> skip
+		fi;
+		xq++
+	:: else -> break
+	od;
+	note_check(applied, xh);
+	if
+	:: xrc == OK ->
+		note_write(xh, xh);
+		acknowledge(NB);
+		buf = pend; pend = 0; noted = 1
+	:: else -> skip
+	fi;
+	printf("W%d savepoint: page k's apply rolled back, then note_read(cursor %d, hash of ", me, wcur);
+	pset(xh);
+	printf(") -> %e\n", xrc);
+	xh = 0; xpa = 0
+}
+
+/*
+ * adv_back: a read cursor moved back: note_read (what = 0) or halt (what
+ * = 1) at the worker's applied position, as if it held nothing, while it
+ * holds noted records (it forgets them: a source that forgets what it
+ * delivered, a client that lost its buffer).
+ */
+inline adv_back(what)
+{
+	xsc = wcur;
+	wcur = wapp;
+	if
+	:: what == 0 ->
+		note_check(applied, 0);
+		if
+		:: xrc == OK -> note_write(0, 0)
+		:: else -> skip
+		fi
+	:: else -> halt_tx(applied, 0)
+	fi;
+	if
+	:: what == 0 -> printf("W%d note_read at its applied position %d, holding nothing -> %e\n", me, wapp, xrc)
+	:: else -> printf("W%d halt at its applied position %d, holding nothing -> %e\n", me, wapp, xrc)
+	fi;
+	if
+	:: xrc == OK -> buf = 0; pend = 0; noted = 0; dupp = 0
+	:: else -> wcur = xsc
+	fi;
+	xsc = 0
+}
+
+/*
+ * adv_renote: note_read of what the worker holds while that boundary is
+ * noted and not applied (after verify_gap, or again); with a record lost
+ * from its buffer (CLIENT_DROP_NOTED) it is not the boundary noted.
+ */
+inline adv_renote()
+{
+	note_check(applied, buf);
+	if
+	:: xrc == OK -> note_write(buf, buf)
+	:: else -> skip
+	fi;
+	printf("W%d note_read again (cursor %d, hash of ", me, wcur);
+	pset(buf);
+	printf(") -> %e\n", xrc)
+}
+
+/*
+ * adv_apply_then: BEGIN; apply_batch(1 of the 2 or more noted records);
+ * then halt with what the worker still holds (what = 1), or report_gap of
+ * the rest of its read as lost (what = 2); COMMIT.  The commit check sees
+ * the boundary as the whole transaction leaves it.
+ */
+inline adv_apply_then(what)
+{
+	xnocc = 1;
+	apply_check();
+	xnocc = 0;
+	if
+	:: xrc == OK ->
+		xsc = cursor; xsb = rbase;
+		if
+		:: what == 1 ->
+#ifndef OLD_HALT_REPLACES
+			if
+			:: wcur < cursor -> xrc = SG005
+			:: else -> skip			/* the noted boundary is kept */
+			fi
+#else
+			xsc = wcur; xsb = xta	/* its own boundary (applied, cursor] */
+#endif
+		:: else -> skip				/* report_gap: the boundary stays */
+		fi;
+#ifndef OLD_PARTIAL_COMMIT
+		if
+		:: xrc == OK && xsc > xta && xsb < xta -> xrc = SG004	/* COMMIT refused */
+		:: else -> skip
+		fi;
+#endif
+		if
+		:: xrc == OK ->
+			apply_write();
+			acknowledge(xbat);
+			wapp = applied;
+			buf = buf & ~xbat;
+			dupp = 0;
+			if
+			:: what == 1 -> halt_tx(applied, buf)
+			:: else -> lossto = wcur; report_tx(applied); lossto = 0
+			fi;
+			committed_by(mygen)
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	printf("W%d sink transaction: apply_batch(gen %d, ", me, mygen);
+	pset(xbat);
+	if
+	:: what == 1 -> printf("), then halt -> %e; applied %d, read boundary (%d, %d]\n", xrc, applied, rbase, cursor)
+	:: else -> printf("), then report_gap of the rest -> %e; applied %d, read boundary (%d, %d]\n", xrc, applied, rbase, cursor)
+	fi;
+	xsc = 0; xsb = 0
+}
+#endif
+
 /* ------------------------------------------------------------- fetches */
 
 /* the next lim records after the read cursor, by the token */
@@ -1395,11 +1688,7 @@ inline fetch(lim, redeliver)
 		:: else -> break
 		od;
 		if
-#ifdef PEND
 		:: xcnt > 0 && noted -> pend = pend | (buf & ~xm)	/* page k+1 */
-#else
-		:: xcnt > 0 -> noted = 0
-#endif
 		:: else -> skip
 		fi;
 		xm = 0;
@@ -1472,19 +1761,8 @@ inline batch(lim)
 #define MINE(k)		(natt > (k) && at[k].s == A_OPEN && at[k].w == me && att_ != (k) + 1)
 #define CAN_READ	(GO && !rep && att_ == 0 && (texp & B(mytok)) == 0 && wcur < N)
 #define CAN_APPLY	(GO && !rep && ((noted && NB != 0) || dupp != 0))
-/* R5: a new read boundary only once the apply reached the noted cursor */
-#if defined(R5_NOTE)
-#define CAN_NOTE	(GO && !rep && buf != 0 && !noted && wapp >= ncur)
-#elif defined(PIPELINED)
 #define CAN_NOTE	(GO && !rep && buf != 0 && (!noted || pend != 0))
-#else
-#define CAN_NOTE	(GO && !rep && buf != 0 && !noted)
-#endif
-#if defined(R5_HALT)
-#define CAN_HALT	(GO && att_ == 0 && wapp >= ncur)
-#else
 #define CAN_HALT	(GO && att_ == 0)
-#endif
 #ifdef PIPELINED
 #define CAN_PIPE	(GO && !rep && noted && pend != 0)
 #endif
@@ -1495,14 +1773,8 @@ proctype Worker(byte me)
 	byte	mygen, mytok, wapp, wcur, buf, dupp, att_, pg, pglast, anc,
 			vfrom, vto, lossto;
 	bit		rep, noted, incl, pgf, pgc, stopf;
-#ifdef PEND
 	byte	pend;	/* page k+1: records fetched since the last note, while
 					 * the records before them are noted (noted = 1) */
-#endif
-#ifdef R5
-	byte	ncur;	/* the cursor of the read boundary it noted last (or
-					 * verified); R5: no new one before wapp reaches it */
-#endif
 
 	/*
 	 * Workers are identical, so they claim in the order of their numbers:
@@ -1579,6 +1851,22 @@ proctype Worker(byte me)
 #endif
 
 	:: d_step { CAN_HALT; db_halt() }; goto done
+#ifdef ADV_SAVEPOINT
+	:: d_step { GO && !rep && noted && NB != 0 && pend != 0; adv_savepoint() }
+#endif
+#ifdef ADV_BACK
+	:: d_step { GO && !rep && noted && wcur > wapp; adv_back(0) }
+	:: d_step { GO && att_ == 0 && noted && wcur > wapp; adv_back(1) }; goto done
+#endif
+#ifdef ADV_RENOTE
+	:: d_step { GO && !rep && noted && pend == 0 && buf != 0; adv_renote() }
+#endif
+#ifdef ADV_HALT_INSIDE
+	:: d_step { GO && !rep && att_ == 0 && noted && TWO(NB); batch(1); adv_apply_then(1) }; goto done
+#endif
+#ifdef ADV_REPORT_INSIDE
+	:: d_step { GO && !rep && noted && TWO(NB); batch(1); adv_apply_then(2) }; goto done
+#endif
 
 	/*
 	 * gap_replay_required: re-fetch (verify_from, verify_to], hash it,
@@ -1637,16 +1925,12 @@ proctype Worker(byte me)
 				:: wcur < wapp -> wcur = wapp
 				:: else -> skip
 				fi;
-#ifdef PEND
 				pend = pend & ~UPTO(wapp);
 				noted = noted && (NB != 0);
 				if
 				:: !noted -> pend = 0
 				:: else -> skip
 				fi;
-#else
-				noted = noted && (buf != 0);
-#endif
 				rep = 0;
 				att_ = 0; pg = 0; pglast = 0; anc = 0; incl = 0; pgf = 0; pgc = 0
 			:: xrc == PAGE_INCOMPLETE -> pgc = 0
@@ -1677,12 +1961,7 @@ done:
 		mygen = 0; mytok = 0; wapp = 0; wcur = 0; buf = 0; dupp = 0; att_ = 0;
 		pg = 0; pglast = 0; anc = 0; vfrom = 0; vto = 0; lossto = 0;
 		rep = 0; noted = 0; incl = 0; pgf = 0; pgc = 0; stopf = 0;
-#ifdef PEND
 		pend = 0;
-#endif
-#ifdef R5
-		ncur = 0;
-#endif
 		skip
 	}
 }
@@ -1729,10 +2008,12 @@ end:
 
 /*
  * sog.resolve_gap(the oldest open gap, 'accepted_loss', ...).  With no gap
- * left open: gapfuncs.c boundary_unverified -- a read hash above applied that
- * no gap detected since claimed_at (resolved or not) covers through the
- * cursor (from <= applied or NULL, to >= cursor or NULL) -- keeps the
- * boundary and returns to replaying; else the boundary is cleared, running.
+ * left open: boundary.c sog_boundary_unverified -- a read hash above
+ * applied that no gap detected since the boundary was recorded (resolved
+ * or not) covers from its base through the cursor (from <= the base or
+ * NULL, to >= cursor or NULL) -- keeps the boundary and returns to
+ * replaying; else the boundary is cleared, running.  The gaps it resolves
+ * include the unverified rest of a boundary beyond a reported loss.
  */
 active proctype Operator()
 {
@@ -1759,10 +2040,10 @@ end:
 			xmm = mmcur && gopen == 0;
 #endif
 			xcov = 0;
-#ifdef PROPOSED_COVER_FROM_BASE
-			xcf = COVER_FROM;	/* a proposal: boundary_unverified from read_base */
+#ifndef OLD_COVER_FROM_APPLIED
+			xcf = BASE;			/* boundary.c sog_boundary_unverified: from the base */
 #else
-			xcf = applied;		/* boundary_unverified: from the applied position */
+			xcf = applied;		/* 1.1: from the applied position */
 #endif
 			xi = 0;
 			do
