@@ -430,12 +430,16 @@ apply_pending(Worker *w)
 	{
 		if (w->noted != page_last(&w->page))
 		{
-			if (!guard_note_read(w, &w->page, w->applied))
+			if (w->cfg.resume_own_cursor)
+				noted(w, "never (--resume-own-cursor: reads the guard cannot see)");
+			else if (!guard_note_read(w, &w->page, w->applied))
 				return on_sql_error(w, ST_RUN);
-			noted(w, "alone");
+			else
+				noted(w, "alone");
 			phase(w, "after_note_read");
 		}
-		if (!sink_apply_page(w, &w->page, carry ? &w->ahead : NULL))
+		if (!sink_apply_page(w, &w->page,
+							 carry && !w->cfg.resume_own_cursor ? &w->ahead : NULL))
 		{
 			w->noted = 0;		/* rolled back (or unknown): note again */
 			return on_sql_error(w, ST_RUN);

@@ -34,7 +34,7 @@ usage(void)
 			"  --offsets-table T      (default consumer_offsets)\n"
 			"  --cursor-file F        keep our own read cursor in F\n"
 			"  --ignore-apply-answer  checker test: write every row (duplicates)\n"
-			"  --resume-own-cursor    checker test: start at F's cursor (losses)\n");
+			"  --resume-own-cursor    checker test: note nothing, start at F's cursor (losses)\n");
 	exit(2);
 }
 

@@ -9,9 +9,14 @@
 #               and recovery_event answer), through one expiry: the recovery
 #               re-reads the applied position itself, so the checker must
 #               report duplicates
-#   losses      killed after note_read, then a successor with
-#               --resume-own-cursor (starts after its own read cursor instead
-#               of resume_from): the checker must report losses
+#   losses      --resume-own-cursor (never notes a read boundary, and
+#               starts after its own read cursor instead of resume_from),
+#               killed with a page read and not applied, then a successor
+#               with the same flag: the checker must report losses.  The
+#               consumer notes nothing, so the guard cannot see the skip: a
+#               consumer that noted the page would have it refused (SG004)
+#               and its successor replays it (t/013, regression
+#               read_boundary)
 #
 # Succeeds only if all three turn out so.  Same environment as demo.sh
 # (PG_CONFIG, KEEP, SOG_SRC); it sets up its own servers.
@@ -65,8 +70,8 @@ wait_stopped $pid || die "dup-a did not stop"
 pause_until_expired dup-a selftest_dup $pid
 wait_exit $pid 60 || die "dup-a did not finish"
 
-say "losses: kill after note_read, then --resume-own-cursor"
-start_consumer loss-a selftest_loss --stop-at after_note_read:3
+say "losses: --resume-own-cursor, killed with a page read, then a successor with it"
+start_consumer loss-a selftest_loss --resume-own-cursor --stop-at after_note_read:3
 wait_stopped $cpid || die "loss-a did not stop"
 kill9 $cpid selftest_loss "after note_read (loss-a)"
 run_to_end loss-b selftest_loss --resume-own-cursor

@@ -35,7 +35,8 @@
 #   (acked_events: distinct events acknowledged before the drain)
 #   unrecorded_gaps    runs of positions the applied position passed with
 #                 no receipt, no sink row and no gap row, plus halts without
-#                 a hash over unapplied records that did not fail closed;
+#                 a hash over unapplied records that did not fail closed
+#                 (unless they handed over a boundary noted with a hash);
 #   unknown/resolved   operations whose COMMIT outcome was unknown, and how
 #                 many of them the database resolves consistently (by the
 #                 tag, cross-checked with the extension's own tables);
@@ -472,11 +473,13 @@ for my $part (sort { $a <=> $b } keys %src)
 	}
 }
 
-# halts without a hash over unapplied records must fail closed
+# halts without a hash over unapplied records must fail closed, unless a
+# boundary noted with a hash is open: the halt hands that one over as it
+# was noted (1.2), and the successor verifies it
 my $fail_open = 0;
 for my $h (@halts)
 {
-	next unless $h->{cursor} ne 'NULL' && !$h->{hashed};
+	next unless $h->{cursor} ne 'NULL' && !$h->{hashed} && !$h->{noted};
 	next if $h->{verdict} eq 'fail_closed';
 	$fail_open++;
 	note_detail('unrecorded', "$h->{proc} $h->{tag}: halt without a hash at cursor $h->{cursor} answered $h->{verdict}");

@@ -5,8 +5,10 @@
  *
  *   consumer  a worker on one partition that goes through the whole protocol
  *             of the SQL contract: claim, verify_gap (re-fetch and hash on the
- *             client), note_read (committed before the sink transaction),
- *             apply_batch with sink rows (only the rows answered new),
+ *             client), note_read (committed before the sink transaction; a
+ *             page noted is applied whole in one sink transaction, and the
+ *             next is noted once it is), apply_batch with sink rows (only
+ *             the rows answered new),
  *             commit_page, halt, skip_gap (telemetry), report_gap (when the
  *             server has it), begin_recovery / recovery_event / promote;
  *             it ends its leases by halting, by crashing between or inside
@@ -39,9 +41,10 @@
  * Deliberately broken consumers for the checker's self-test (--mode):
  *   ignore-answer  writes every event's row whatever apply_batch answered
  *                  (and replays verified gaps from their start): duplicates;
- *   own-cursor     after a verified gap, resumes from its own read cursor
- *                  (the predecessor's) instead of the applied position:
- *                  losses, gaps skipped without a record;
+ *   own-cursor     notes nothing, and after a claim resumes from its own
+ *                  read cursor of the lease before instead of the applied
+ *                  position: losses, gaps skipped without a record (with
+ *                  its reads noted, the guard refuses the skip: SG004);
  *   nofence        writes its sink rows in a second transaction, after the
  *                  one that called apply_batch: zombie commits.
  */
@@ -534,6 +537,11 @@ typedef struct
 	int			owned;
 	int64_t		applied;		/* the applied position we know; 0 = none */
 	int64_t		read_after;		/* last position read from the source */
+	int64_t		noted_to;		/* cursor of the read boundary the guard
+								 * holds, not applied yet (0: none): the
+								 * next sink transaction applies it whole */
+	int64_t		own_cursor;		/* own-cursor mode: read_after of the lease
+								 * before */
 	char		token[128];
 	int			has_token;
 	Rec		   *buf;			/* read, not yet applied (ascending) */
@@ -602,9 +610,12 @@ recs_free(Rec *r, int n)
 	free(r);
 }
 
-/* buffer hash and count of the buffered records above the applied position */
+/*
+ * buffer hash and count of the buffered records above the applied position,
+ * through upto
+ */
 static void
-buf_hash(C *c, char out[65], long *count)
+buf_hash(C *c, int64_t upto, char out[65], long *count)
 {
 	unsigned char h[32];
 	int			i;
@@ -612,7 +623,7 @@ buf_hash(C *c, char out[65], long *count)
 
 	bh_init(h);
 	for (i = 0; i < c->nbuf; i++)
-		if (c->buf[i].pos > c->applied)
+		if (c->buf[i].pos > c->applied && c->buf[i].pos <= upto)
 		{
 			bh_step(h, c->buf[i].pos, c->buf[i].dig);
 			n++;
@@ -1228,9 +1239,12 @@ handle_hole(C *c, int64_t lo, int64_t hi)
 		drain_resolve(c);
 }
 
-/* note_read of the whole buffer: (applied, read_after], committed on its own. */
+/*
+ * note_read of the buffer through upto: (applied, upto], committed on its
+ * own, when no boundary noted before is still to be applied.
+ */
 static int
-do_note(C *c)
+do_note(C *c, int64_t upto)
 {
 	char		a[24], g[24], cur[24], cnt[24], hash[65];
 	const char *p[5];
@@ -1239,11 +1253,13 @@ do_note(C *c)
 	Res			r;
 	int			t;
 
+	if (cfg.mode == MODE_OWNCURSOR || c->noted_to > c->applied || upto <= c->applied)
+		return 1;				/* nothing to note, or not now */
 	snprintf(tagc, sizeof(tagc), "%s", newtag());
-	buf_hash(c, hash, &n);
+	buf_hash(c, upto, hash, &n);
 	snprintf(a, sizeof(a), "%lld", (long long) c->cp);
 	snprintf(g, sizeof(g), "%lld", (long long) c->gen);
-	snprintf(cur, sizeof(cur), "%lld", (long long) c->read_after);
+	snprintf(cur, sizeof(cur), "%lld", (long long) upto);
 	snprintf(cnt, sizeof(cnt), "%ld", n);
 	p[0] = a;
 	p[1] = g;
@@ -1252,7 +1268,7 @@ do_note(C *c)
 	p[4] = cnt;
 	logev("note", "invoked", "tag=%s cp=%lld gen=%lld applied=%lld cursor=%lld count=%ld hash=%s",
 		 tagc, (long long) c->cp, (long long) c->gen, (long long) c->applied,
-		 (long long) c->read_after, n, hash);
+		 (long long) upto, n, hash);
 	if (!tx_begin(c, tagc, "note"))
 	{
 		after_failure(c, NULL);
@@ -1281,11 +1297,17 @@ do_note(C *c)
 	if (t == TX_OK)
 	{
 		logev("note", "ok", "tag=%s", tagc);
+		c->noted_to = upto;
 		return 1;
 	}
 	if (t == TX_UNKNOWN)
 	{
-		/* the boundary may or may not be recorded: note again after reconnect */
+		/*
+		 * The boundary may or may not be recorded: go on as if it were (the
+		 * next sink transaction applies it whole, and no other is noted
+		 * before; the same note again would change nothing).
+		 */
+		c->noted_to = upto;
 		after_failure(c, NULL);
 	}
 	return 0;
@@ -1571,6 +1593,8 @@ sink_tx(C *c, int k)
 	{
 		if (last > c->applied)
 			c->applied = last;
+		if (c->noted_to <= c->applied)
+			c->noted_to = 0;
 		buf_drop(c, k);
 		c->retry_pending = 0;
 		if (cfg.paged)
@@ -1610,7 +1634,7 @@ do_halt(C *c, int hashed)
 	int			has_cursor = c->read_after > c->applied;
 
 	snprintf(tagc, sizeof(tagc), "%s", newtag());
-	buf_hash(c, hash, &n);
+	buf_hash(c, c->read_after, hash, &n);
 	snprintf(a, sizeof(a), "%lld", (long long) c->cp);
 	snprintf(g, sizeof(g), "%lld", (long long) c->gen);
 	snprintf(cur, sizeof(cur), "%lld", (long long) c->read_after);
@@ -1645,9 +1669,9 @@ do_halt(C *c, int hashed)
 		snprintf(resume, sizeof(resume), "%s", res_val(&r, 0, 1) ? res_val(&r, 0, 1) : "NULL");
 		res_free(&r);
 		if (tx_commit(c, tagc, "halt", c->gen) == TX_OK)
-			logev("halt", "ok", "tag=%s cp=%lld gen=%lld verdict=%s resume=%s cursor=%s hashed=%d",
+			logev("halt", "ok", "tag=%s cp=%lld gen=%lld verdict=%s resume=%s cursor=%s hashed=%d noted=%d",
 				 tagc, (long long) c->cp, (long long) c->gen, verdict, resume,
-				 has_cursor ? cur : "NULL", hashed && has_cursor);
+				 has_cursor ? cur : "NULL", hashed && has_cursor, c->noted_to > c->applied);
 		else
 			after_failure(c, NULL);
 	}
@@ -1910,13 +1934,6 @@ do_replay(C *c, int64_t vfrom, int64_t vto, long vcount)
 	}
 	/* the re-fetched records are read: keep them as the buffer */
 	buf_clear(c);
-	if (cfg.mode == MODE_OWNCURSOR)
-	{
-		/* BROKEN: resume from the predecessor's read cursor */
-		c->read_after = vto;
-		recs_free(recs, n);
-		return 1;
-	}
 	{
 		int			from_start = (cfg.mode == MODE_IGNORE) || (!cfg.drain && chance(500));
 
@@ -1932,6 +1949,7 @@ do_replay(C *c, int64_t vfrom, int64_t vto, long vcount)
 		}
 	}
 	c->read_after = vto > c->applied ? vto : c->applied;
+	c->noted_to = vto;			/* the verified boundary: applied whole next */
 	recs_free(recs, n);
 	return 1;
 }
@@ -1953,6 +1971,8 @@ do_claim(C *c)
 	long		vcount;
 	int			tok_null;
 
+	if (cfg.mode == MODE_OWNCURSOR)
+		c->own_cursor = c->read_after;	/* the cursor of the lease before */
 	snprintf(tagc, sizeof(tagc), "%s", newtag());
 	snprintf(owner, sizeof(owner), "%s", tagc);
 	snprintf(a, sizeof(a), "%lld", (long long) c->cp);
@@ -2005,6 +2025,9 @@ do_claim(C *c)
 	c->gen = gen;
 	c->applied = resume;
 	c->read_after = resume;
+	c->noted_to = 0;
+	if (cfg.mode == MODE_OWNCURSOR && c->own_cursor > resume)
+		c->read_after = c->own_cursor;	/* BROKEN: its own cursor */
 	c->has_token = !tok_null;
 	snprintf(c->token, sizeof(c->token), "%s", tok);
 	c->fails = 0;
@@ -2326,7 +2349,7 @@ end_lease(C *c)
 	}
 	if (cfg.telemetry && x < 150 && c->nbuf > 0)
 	{
-		do_note(c);
+		do_note(c, c->read_after);
 		do_skip(c);
 		return;
 	}
@@ -2415,7 +2438,7 @@ read_more(C *c, int want)
 	}
 	c->read_after = recs[k - 1].pos;
 	recs_free(recs, n);
-	return do_note(c);
+	return do_note(c, c->read_after);	/* page k+1 waits while page k is open */
 }
 
 /*
@@ -2450,9 +2473,19 @@ step(C *c)
 	}
 	{
 		int			k = c->nbuf;
+		int			open = 0;
 
 		if (!cfg.drain && k > 1 && chance(300))
 			k = (int) rnd_range(1, k - 1);
+		/* the open boundary is applied whole, in this sink transaction */
+		while (open < c->nbuf && c->noted_to > c->applied && c->buf[open].pos <= c->noted_to)
+			open++;
+		if (k < open)
+			k = open;
+		/* no boundary open: note what this transaction applies first */
+		if (c->noted_to <= c->applied && c->buf[k - 1].pos > c->applied &&
+			!do_note(c, c->buf[k - 1].pos))
+			return;
 		sink_tx(c, k);
 	}
 }
@@ -2713,7 +2746,7 @@ race_main(void)
 						recs[i].hex = NULL;
 					}
 					c.read_after = recs[k - 1].pos;
-					if (do_note(&c))
+					if (do_note(&c, c.read_after))
 						sink_tx(&c, c.nbuf);
 				}
 				if (recs)
