@@ -100,9 +100,8 @@ record_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 	cp->boundary_recorded = true;
 }
 
-/* "(10, 20]": the open boundary, for messages */
-static char *
-boundary_str(const SogCheckpoint *cp)
+char *
+sog_boundary_str(const SogCheckpoint *cp)
 {
 	return psprintf("(%s, %s]",
 					cp->read_base ? sog_pos_str(cp->read_base) : "start",
@@ -125,9 +124,9 @@ boundary_state(const SogCheckpoint *cp)
 		noted = "without a hash or a count";
 	if (sog_boundary_entered(cp))
 		return psprintf("The read boundary %s was noted %s; it is applied through %s, not to its cursor.",
-						boundary_str(cp), noted, sog_pos_str(cp->applied_position));
+						sog_boundary_str(cp), noted, sog_pos_str(cp->applied_position));
 	return psprintf("The read boundary %s was noted %s; none of it is applied.",
-					boundary_str(cp), noted);
+					sog_boundary_str(cp), noted);
 }
 
 /* SG005: a note_read or halt would move the open boundary's cursor back. */
@@ -143,9 +142,9 @@ report_cursor_back(const SogCheckpoint *cp, const SogPosition *cursor, const cha
 								sog_pos_str(cursor), sog_pos_str(cp->source_cursor))),
 			 strcmp(call, "halt") == 0 ?
 			 errhint("Halt with source_cursor NULL to hand the noted boundary %s to the successor, or apply the records through %s first.",
-					 boundary_str(cp), sog_pos_str(cp->source_cursor)) :
+					 sog_boundary_str(cp), sog_pos_str(cp->source_cursor)) :
 			 errhint("A read cursor moves back only through sog.claim(). Apply the records noted through %s first, or stop this worker: its successor verifies %s and replays it.",
-					 sog_pos_str(cp->source_cursor), boundary_str(cp))));
+					 sog_pos_str(cp->source_cursor), sog_boundary_str(cp))));
 }
 
 static bool
@@ -175,11 +174,11 @@ sog_boundary_note(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_GAP_PENDING),
 			 errmsg("read boundary %s of checkpoint " INT64_FORMAT " is not applied yet",
-					boundary_str(cp), cp->id),
+					sog_boundary_str(cp), cp->id),
 			 errdetail("%s A note_read through %s would replace it, and a record noted there and not applied would be skipped unchecked.",
 					   boundary_state(cp), sog_pos_str(cursor)),
 			 errhint("Apply every record noted through %s before noting the next page (retry a rolled-back sink transaction whole, its note included). A worker that no longer holds them stops: its successor verifies %s and replays it.",
-					 sog_pos_str(cp->source_cursor), boundary_str(cp))));
+					 sog_pos_str(cp->source_cursor), sog_boundary_str(cp))));
 	return false;				/* not reached */
 }
 
@@ -314,13 +313,13 @@ sog_boundary_check_close(const SogCheckpoint *cp, const SogPosition *at,
 					sog_pos_str(at), cp->id),
 			 cp->read_hash ?
 			 errdetail("The read boundary %s was noted with %s records and a buffer hash; the " INT64_FORMAT " records applied in it do not hash to it.",
-					   boundary_str(cp),
+					   sog_boundary_str(cp),
 					   cp->read_count_isnull ? "its" : psprintf(INT64_FORMAT, cp->read_count), found) :
 			 errdetail("The read boundary %s holds " INT64_FORMAT " records, but only " INT64_FORMAT " of them are applied.",
-					   boundary_str(cp), cp->read_count, found),
+					   sog_boundary_str(cp), cp->read_count, found),
 			 errhint("Apply every record noted in %s from the applied position %s on, never from the read cursor; a worker that no longer holds them rolls back and stops: its successor verifies %s against the source and replays it.",
-					 boundary_str(cp), cp->orig.applied_position ? sog_pos_str(cp->orig.applied_position) : "(none)",
-					 boundary_str(cp))));
+					 sog_boundary_str(cp), cp->orig.applied_position ? sog_pos_str(cp->orig.applied_position) : "(none)",
+					 sog_boundary_str(cp))));
 }
 
 bool

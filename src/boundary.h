@@ -33,6 +33,9 @@ extern bool sog_boundary_entered(const SogCheckpoint *cp);
  */
 extern const SogPosition *sog_boundary_base(const SogCheckpoint *cp);
 
+/* "(10, 20]": the boundary (read_base, source_cursor], for messages. */
+extern char *sog_boundary_str(const SogCheckpoint *cp);
+
 /* Nothing is buffered: the read cursor returns to the applied position. */
 extern void sog_clear_read_boundary(SogCheckpoint *cp);
 

@@ -299,8 +299,7 @@ sog_halt(PG_FUNCTION_ARGS)
 	}
 	sog_manifest_record(&cp, "halt", cursor, hash, count_isnull, count, &m,
 						gap_id, kept ? psprintf("the read boundary %s noted earlier is not applied: handed over as noted, not as the halt gave it",
-												psprintf("(%s, %s]", cp.read_base ? sog_pos_str(cp.read_base) : "start",
-														 sog_pos_str(cp.source_cursor))) : NULL);
+												sog_boundary_str(&cp)) : NULL);
 	cp.owner = NULL;			/* released */
 	sog_checkpoint_write(&cp);
 	sog_store_end();

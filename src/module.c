@@ -17,9 +17,13 @@
  *	writer.c			writes through the executor (ExecSimpleRelation*)
  *	checkpoint.c		the checkpoint row: lock, read, write, checks, the
  *						monotonicity trigger, the setting sog.claim_timeout
+ *	boundary.c			the read boundary: recording it, refusing what would
+ *						drop it, checking it when an apply or promote
+ *						closes it, where its gaps start
  *	holder.c			who holds a checkpoint's row (the 55P03 report)
  *	receipt.c			the receipt store
- *	gapstore.c			the gap log and the manifest log
+ *	gapstore.c			the gap log (and its NOTIFY at commit), the manifest
+ *						log
  *	access.c			who may act on which checkpoint (the grants)
  *	apply.c				the sink transaction: note_read, apply, apply_batch,
  *						apply_batch_int8, apply_run, commit_page
