@@ -818,9 +818,9 @@ inline apply_check()
 		od;
 #ifndef OLD_PARTIAL_COMMIT
 		/*
-		 * the deferred constraint trigger checkpoint_boundary_applied: at
+		 * the commit check (boundary.c sog_boundary_commit_check): at
 		 * COMMIT the applied position must not lie strictly inside the
-		 * boundary (1.1--1.2); the whole transaction rolls back
+		 * boundary; the whole transaction rolls back
 		 */
 		if
 		:: xrc == OK && !xnocc && xta > applied && xta < cursor -> xrc = SG004

@@ -17,13 +17,15 @@
  * keeps it for the successor, a read cursor moves back only through claim,
  * and a promotion that would end inside it does not promote.  A sink
  * transaction that applies part of a boundary and stops short of its
- * cursor does not commit either (the deferred constraint trigger
- * checkpoint_boundary_applied on sog.checkpoint, in the install script):
- * what an apply wrote inside a boundary is checked against the hash only
- * when the cursor is reached, so the whole boundary is applied in the
- * transaction that reaches it.  At every commit, then, the applied
- * position is the boundary's base or at or past its cursor, a failed check
- * leaves the boundary exactly as it was noted (a successor verifies it
+ * cursor does not commit either (sog_boundary_commit_check: a write that
+ * leaves the applied position inside a boundary registers the checkpoint,
+ * and the transaction's PRE_COMMIT and PRE_PREPARE callback refuses if
+ * the row is still so): what an apply wrote inside a boundary is checked
+ * against the hash only when the cursor is reached, so the whole boundary
+ * is applied in the transaction that reaches it.  At every commit, then,
+ * the applied position is the boundary's base or at or past its cursor, a
+ * failed check leaves the boundary exactly as it was noted (a successor
+ * verifies it
  * against the source and replays it), and a gap recorded for it starts at
  * its base.  Before 1.2 a transaction could commit a partly applied
  * boundary; for such a checkpoint the gaps start at read_base
@@ -40,6 +42,8 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "boundary.h"
@@ -342,4 +346,92 @@ sog_boundary_unverified(const SogCheckpoint *cp)
 		return false;
 	return !sog_gaps_cover(cp->id, sog_boundary_base(cp), cp->source_cursor,
 						   cp->read_gap_floor_isnull ? 0 : cp->read_gap_floor);
+}
+
+/*
+ * The commit check.  Checkpoints that an apply of this transaction left
+ * with the applied position inside a read boundary, in
+ * TopTransactionContext; forgotten at the end of the transaction.  A
+ * subtransaction that rolls back leaves its entries: the check reads the
+ * row as the transaction leaves it, so they pass.
+ */
+static int64 *commit_checks = NULL;
+static int	n_commit_checks = 0;
+static int	max_commit_checks = 0;
+
+/*
+ * Refuse (SG004) if checkpoint id is left partly applied; see the header.
+ * At COMMIT no call is running, so the message names the checkpoint by
+ * its consumer, stream and partition, which the worker knows.
+ */
+static void
+check_left_applied(int64 id)
+{
+	SogCheckpoint cp;
+
+	if (!sog_checkpoint_read_own(id, &cp) || !sog_boundary_entered(&cp))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_SOG_GAP_PENDING),
+			 errmsg("read boundary %s of checkpoint %s/%s/%s is applied only through %s",
+					sog_boundary_str(&cp), sog_cut(cp.consumer), sog_cut(cp.stream),
+					sog_cut(cp.partition), sog_pos_str(cp.applied_position)),
+			 errdetail("The transaction applied records of the read boundary noted %s but did not reach its cursor %s; a noted record missing below %s would never be checked against the boundary.",
+					   cp.read_hash ? "with a buffer hash" :
+					   !cp.read_count_isnull ? psprintf("as " INT64_FORMAT " records", cp.read_count) :
+					   "without a hash or a count",
+					   sog_pos_str(cp.source_cursor), sog_pos_str(cp.applied_position)),
+			 errhint("Apply every record noted through %s in this transaction, or roll it back; a worker that no longer holds them rolls back and stops: its successor verifies %s and replays it.",
+					 sog_pos_str(cp.source_cursor), sog_boundary_str(&cp))));
+}
+
+static void
+commit_check_callback(XactEvent event, void *arg)
+{
+	int			i;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			for (i = 0; i < n_commit_checks; i++)
+				check_left_applied(commit_checks[i]);
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			commit_checks = NULL;	/* freed with TopTransactionContext */
+			n_commit_checks = max_commit_checks = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+void
+sog_boundary_commit_check(const SogCheckpoint *cp)
+{
+	static bool registered = false;
+	int			i;
+
+	if (!sog_boundary_entered(cp))
+		return;
+	if (!registered)
+	{
+		RegisterXactCallback(commit_check_callback, NULL);
+		registered = true;
+	}
+	for (i = 0; i < n_commit_checks; i++)
+		if (commit_checks[i] == cp->id)
+			return;
+	if (n_commit_checks == max_commit_checks)
+	{
+		max_commit_checks = Max(8, 2 * max_commit_checks);
+		commit_checks = commit_checks == NULL ?
+			MemoryContextAlloc(TopTransactionContext, sizeof(int64) * max_commit_checks) :
+			repalloc(commit_checks, sizeof(int64) * max_commit_checks);
+	}
+	commit_checks[n_commit_checks++] = cp->id;
 }

@@ -103,4 +103,14 @@ extern bool sog_boundary_checkable(const SogCheckpoint *cp);
  */
 extern bool sog_boundary_unverified(const SogCheckpoint *cp);
 
+/*
+ * After every write of a locked checkpoint (sog_checkpoint_write): if its
+ * applied position now lies strictly inside the read boundary, have the
+ * transaction's COMMIT (or PREPARE TRANSACTION) refuse with SG004 unless a
+ * later call of the same transaction reaches the cursor.  Every writer
+ * goes through sog_checkpoint_write, so no call leaves a boundary partly
+ * applied unchecked.
+ */
+extern void sog_boundary_commit_check(const SogCheckpoint *cp);
+
 #endif							/* SOG_BOUNDARY_H */

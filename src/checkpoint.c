@@ -55,6 +55,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
@@ -65,11 +66,13 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "access.h"
+#include "boundary.h"
 #include "checkpoint.h"
 #include "compat.h"
 #include "gapstore.h"
@@ -353,6 +356,31 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 	table_close(rel, NoLock);	/* keep RowExclusiveLock to end of xact */
 }
 
+bool
+sog_checkpoint_read_own(int64 id, SogCheckpoint *cp)
+{
+	Oid			nsp = get_namespace_oid("sog", true);
+	Relation	rel;
+	const AttrNumber *att;
+	TupleTableSlot *slot;
+	bool		found;
+
+	/* the extension dropped later in the same transaction: nothing to read */
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("checkpoint", nsp)))
+		return false;
+	sog_tables_refresh();
+	rel = table_open(sog_checkpoint_relid(), AccessShareLock);
+	att = sog_checkpoint_attnums(rel);
+	slot = table_slot_create(rel, NULL);
+	found = find_row(rel, id, slot);
+
+	if (found)
+		read_row(slot, att, id, cp);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 void
 sog_check_generation(const SogCheckpoint *cp, int64 generation,
 					 const char *action)
@@ -511,6 +539,7 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	cp->tuple = sog_writer_update(&w, cp->tuple, c.n, c.att, c.values, c.isnull);
 	sog_writer_end(&w);
 	remember(cp);
+	sog_boundary_commit_check(cp);	/* left partly applied: checked at commit */
 	table_close(rel, NoLock);
 }
 

@@ -114,6 +114,14 @@ extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access,
 								bool claim);
 
 /*
+ * Read checkpoint id's row as this transaction sees it now (its own newest
+ * version, or the newest committed one), without a lock or an access
+ * check, into *cp; false if there is none.  For the commit check of the
+ * read boundary (boundary.c), which runs when no SQL function is active.
+ */
+extern bool sog_checkpoint_read_own(int64 id, SogCheckpoint *cp);
+
+/*
  * Write back the columns of *cp that changed since it was read (the row
  * must be locked), through the executor; cp then describes the new row
  * version.  Nothing is written when nothing changed.
