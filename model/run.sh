@@ -301,7 +301,7 @@ verify)
 --bug)
 	echo "== BUG_RECOVERY_PAST_VERIFY: recovery while replaying (the bug issue 8 fixed)"
 	rc=0
-	pool "bug:$A -DBUG_RECOVERY_PAST_VERIFY" "bug-loss:$A -DBUG_RECOVERY_PAST_VERIFY -DNO_P6 -DOLD_BOUNDARY"
+	pool "bug:$A -DBUG_RECOVERY_PAST_VERIFY" "bug-loss:$A -DONLY=2 -DBUG_RECOVERY_PAST_VERIFY -DOLD_BOUNDARY"
 	expected bug "$P6" || rc=1
 	echo "-- the counterexample (the steps the model prints):"
 	story bug
