@@ -55,7 +55,7 @@ WITH cases(ord, name, q) AS (VALUES
   (10, 'empty: a, b not null',
        $q$SELECT count(*) FILTER (WHERE a IS NOT NULL AND b IS NOT NULL) FROM bench_pos$q$),
   (11, 'position compare a < b',
-       $q$SELECT count(*) FILTER (WHERE a < b) FROM bench_pos$q$),
+       $q$SELECT count(*) FILTER (WHERE a OPERATOR(sog.<) b) FROM bench_pos$q$),
   (12, 'empty: x, y not null',
        $q$SELECT count(*) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL) FROM bench_pos$q$),
   (13, 'bigint compare x < y',

@@ -22,3 +22,398 @@ COMMENT ON COLUMN sog.gap.reason IS
 
 ALTER TABLE sog.checkpoint ENABLE ALWAYS TRIGGER checkpoint_monotonic;
 ALTER TABLE sog.role_grant ENABLE ALWAYS TRIGGER role_grant_bind;
+
+------------------------------------------------------------------------------
+-- The position type's comparison operators move from pg_catalog into sog
+-- (nothing of an extension belongs in the system schema).  ALTER OPERATOR
+-- ... SET SCHEMA keeps each operator's OID, so the operator classes, the
+-- indexes, constraints and views built on them keep working; a query names
+-- them bare with sog on its search_path, or as OPERATOR(sog.<).  The
+-- extension's own queries name them so (the C module rewrites its queries
+-- for a database not yet updated).
+------------------------------------------------------------------------------
+
+ALTER OPERATOR pg_catalog.< (sog.position, sog.position) SET SCHEMA sog;
+ALTER OPERATOR pg_catalog.<= (sog.position, sog.position) SET SCHEMA sog;
+ALTER OPERATOR pg_catalog.= (sog.position, sog.position) SET SCHEMA sog;
+ALTER OPERATOR pg_catalog.<> (sog.position, sog.position) SET SCHEMA sog;
+ALTER OPERATOR pg_catalog.>= (sog.position, sog.position) SET SCHEMA sog;
+ALTER OPERATOR pg_catalog.> (sog.position, sog.position) SET SCHEMA sog;
+
+------------------------------------------------------------------------------
+-- Whose grants are checked.  1.1's stateful functions were SECURITY
+-- DEFINER and checked the session's role, so a scoped role's index
+-- expression, run as that role inside a superuser's ANALYZE, acted with
+-- the superuser's rights.  Now every one of them is SECURITY INVOKER: the
+-- module checks the role that called (current_user at the call: the owner
+-- of a SECURITY DEFINER function of the user's that calls it, the table's
+-- owner inside a maintenance command), refuses a function that writes
+-- inside a security-restricted operation, and runs the body as the
+-- function's owner, the extension's owner (src/access.c, sog_enter).
+------------------------------------------------------------------------------
+
+ALTER FUNCTION sog.apply(bigint, bigint, sog.position, bytea) SECURITY INVOKER;
+ALTER FUNCTION sog.apply_batch(bigint, bigint, sog.position[], bytea[]) SECURITY INVOKER;
+ALTER FUNCTION sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]) SECURITY INVOKER;
+ALTER FUNCTION sog.apply_run(bigint, bigint, bigint, bytea) SECURITY INVOKER;
+ALTER FUNCTION sog.begin_recovery(bigint, bigint, text, text, sog.position, boolean, sog.position, sog.position) SECURITY INVOKER;
+ALTER FUNCTION sog.claim(bigint, text, text) SECURITY INVOKER;
+ALTER FUNCTION sog.commit_page(bigint, bigint, text, text) SECURITY INVOKER;
+ALTER FUNCTION sog.gaps(bigint) SECURITY INVOKER;
+ALTER FUNCTION sog.halt(bigint, bigint, sog.position, text, bigint) SECURITY INVOKER;
+ALTER FUNCTION sog.note_read(bigint, bigint, sog.position, text, bigint) SECURITY INVOKER;
+ALTER FUNCTION sog.owner_check(bigint, bigint) SECURITY INVOKER;
+ALTER FUNCTION sog.promote(bigint, text, sog.position) SECURITY INVOKER;
+ALTER FUNCTION sog.prune_receipts(bigint, sog.position) SECURITY INVOKER;
+ALTER FUNCTION sog.receipts(bigint, sog.position, sog.position) SECURITY INVOKER;
+ALTER FUNCTION sog.reconfigure(bigint, text, text, text, text, text) SECURITY INVOKER;
+ALTER FUNCTION sog.recovery_event(bigint, sog.position, bytea) SECURITY INVOKER;
+ALTER FUNCTION sog.report_gap(bigint, bigint, sog.position, text, text) SECURITY INVOKER;
+ALTER FUNCTION sog.resolve_gap(bigint, text, text) SECURITY INVOKER;
+ALTER FUNCTION sog.skip_gap(bigint, bigint, text) SECURITY INVOKER;
+ALTER FUNCTION sog.verify_gap(bigint, bigint, text) SECURITY INVOKER;
+
+-- The role an audit column records (the calling role, as the checks see it).
+CREATE FUNCTION sog.calling_role() RETURNS text
+	AS 'MODULE_PATHNAME', 'sog_calling_role'
+	LANGUAGE C STABLE;
+COMMENT ON FUNCTION sog.calling_role() IS
+	'the role that called the extension function now running (inside its body), else the session''s role: what audit columns record';
+REVOKE ALL ON FUNCTION sog.calling_role() FROM PUBLIC;
+
+-- The functions written in PL/pgSQL keep their bodies as sog.<name>_body
+-- (SECURITY INVOKER, granted to no one; the position operators named
+-- OPERATOR(sog.<)); the public names become the module's entry
+-- (sog_run_body, sog_read_body), which checks and switches as above and
+-- calls the body.  CREATE OR REPLACE keeps each public function's OID, its
+-- comment and the EXECUTE privileges the grant functions gave.
+
+CREATE FUNCTION sog.set_retention_body(consumer text DEFAULT NULL, checkpoint_id bigint DEFAULT NULL,
+								  keep_positions numeric DEFAULT NULL,
+								  keep_interval interval DEFAULT NULL)
+	RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM sog.refuse_during_recovery('set a retention policy');
+	PERFORM sog.check_operator_access('retention policies');
+	IF set_retention_body.consumer IS NOT NULL AND set_retention_body.checkpoint_id IS NOT NULL THEN
+		RAISE EXCEPTION 'a retention policy is for a consumer or for a checkpoint, not both'
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('Both consumer %L and checkpoint %s were given.',
+											 pg_catalog.left(set_retention_body.consumer, 200), set_retention_body.checkpoint_id),
+				  HINT = 'Pass one of them, or neither for the default policy.';
+	END IF;
+	IF set_retention_body.checkpoint_id IS NOT NULL AND NOT EXISTS (
+		SELECT FROM sog.checkpoint c WHERE c.id OPERATOR(pg_catalog.=) set_retention_body.checkpoint_id) THEN
+		RAISE EXCEPTION 'checkpoint % does not exist', set_retention_body.checkpoint_id
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('No row of sog.checkpoint has id %s.', set_retention_body.checkpoint_id),
+				  HINT = 'Look up checkpoint ids in sog.status.';
+	END IF;
+	IF set_retention_body.keep_positions IS NOT NULL
+	   AND (set_retention_body.keep_positions < 0
+			OR set_retention_body.keep_positions OPERATOR(pg_catalog.<>) pg_catalog.trunc(set_retention_body.keep_positions)) THEN
+		RAISE EXCEPTION 'keep_positions must be a whole number of positions, at least 0'
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('keep_positions is %s.', set_retention_body.keep_positions),
+				  HINT = 'Pass how many positions below the applied one keep their receipts, e.g. 1000000.';
+	END IF;
+	IF set_retention_body.keep_interval < '0'::interval THEN
+		RAISE EXCEPTION 'keep_interval must not be negative'
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('keep_interval is %s.', set_retention_body.keep_interval),
+				  HINT = 'Pass how long receipts are kept, e.g. interval ''7 days''.';
+	END IF;
+
+	DELETE FROM sog.retention r
+	 WHERE r.consumer IS NOT DISTINCT FROM set_retention_body.consumer
+	   AND r.checkpoint_id IS NOT DISTINCT FROM set_retention_body.checkpoint_id;
+	IF set_retention_body.keep_positions IS NOT NULL OR set_retention_body.keep_interval IS NOT NULL THEN
+		INSERT INTO sog.retention (consumer, checkpoint_id, keep_positions, keep_interval, updated_by)
+		VALUES (set_retention_body.consumer, set_retention_body.checkpoint_id, set_retention_body.keep_positions,
+				set_retention_body.keep_interval,
+				sog.calling_role());
+	END IF;
+END
+$$;
+
+CREATE FUNCTION sog.retention_horizon_body(checkpoint_id bigint)
+	RETURNS sog.position
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c sog.checkpoint;
+	keep_positions numeric;
+	keep_interval interval;
+	through sog.position;
+	older sog.position;
+	anchor sog.position;
+BEGIN
+	PERFORM sog.check_operator_access('checkpoint ' || coalesce(retention_horizon_body.checkpoint_id::text, 'NULL'));
+	SELECT * INTO c FROM sog.checkpoint x WHERE x.id OPERATOR(pg_catalog.=) retention_horizon_body.checkpoint_id;
+	IF NOT FOUND OR c.applied_position IS NULL THEN
+		RETURN NULL;
+	END IF;
+	SELECT r.keep_positions, r.keep_interval INTO keep_positions, keep_interval
+	  FROM sog.retention r
+	 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id
+		OR (r.checkpoint_id IS NULL AND r.consumer OPERATOR(pg_catalog.=) c.consumer)
+		OR (r.checkpoint_id IS NULL AND r.consumer IS NULL)
+	 ORDER BY r.checkpoint_id IS NULL, r.consumer IS NULL
+	 LIMIT 1;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+
+	through := c.applied_position;
+	IF keep_positions IS NOT NULL THEN
+		IF sog.position_components(c.applied_position) OPERATOR(pg_catalog.<>) 1
+		   OR sog.position_to_numeric(c.applied_position) OPERATOR(pg_catalog.<) keep_positions THEN
+			RETURN NULL;
+		END IF;
+		through := sog.position(sog.position_to_numeric(c.applied_position) OPERATOR(pg_catalog.-) keep_positions);
+	END IF;
+	IF keep_interval IS NOT NULL THEN
+		SELECT sog.max(r.last_position) INTO older
+		  FROM sog.receipt r
+		 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id
+		   AND r.created_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) keep_interval);
+		IF older IS NULL THEN
+			RETURN NULL;
+		ELSIF older OPERATOR(sog.<) through THEN
+			through := older;
+		END IF;
+	END IF;
+
+	IF EXISTS (SELECT FROM sog.recovery a
+				WHERE a.checkpoint_id OPERATOR(pg_catalog.=) c.id
+				  AND a.state OPERATOR(pg_catalog.=) 'open' AND a.anchor IS NULL) THEN
+		RETURN NULL;
+	END IF;
+	SELECT sog.min(a.anchor) INTO anchor
+	  FROM sog.recovery a
+	 WHERE a.checkpoint_id OPERATOR(pg_catalog.=) c.id AND a.state OPERATOR(pg_catalog.=) 'open';
+	IF anchor IS NOT NULL AND through OPERATOR(sog.>=) anchor THEN
+		through := sog.position_predecessor(anchor);
+	END IF;
+	-- an open read boundary is checked against its receipts when it closes
+	IF (c.read_hash IS NOT NULL OR c.read_count IS NOT NULL)
+	   AND c.source_cursor OPERATOR(sog.>) c.applied_position THEN
+		IF c.read_base IS NULL THEN
+			RETURN NULL;
+		ELSIF through OPERATOR(sog.>) c.read_base THEN
+			through := c.read_base;
+		END IF;
+	END IF;
+	IF through IS NULL
+	   OR (c.prune_horizon IS NOT NULL AND through OPERATOR(sog.<=) c.prune_horizon) THEN
+		RETURN NULL;
+	END IF;
+	RETURN through;
+END
+$$;
+
+CREATE FUNCTION sog.prune_due_body(checkpoint_id bigint, max_receipts bigint DEFAULT NULL)
+	RETURNS bigint
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	c sog.checkpoint;
+	through sog.position;
+	chunk_end sog.position;
+	after sog.position;
+	lasts sog.position[];
+	counts integer[];
+	total bigint := 0;
+	batch CONSTANT integer := 64;
+BEGIN
+	PERFORM sog.refuse_during_recovery('prune receipts');
+	IF prune_due_body.max_receipts < 1 THEN
+		RAISE EXCEPTION 'max_receipts must be at least 1'
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('max_receipts is %s.', prune_due_body.max_receipts),
+				  HINT = 'Pass how many receipts one call may drop, or NULL for all that are due.';
+	END IF;
+	-- refused before the row is locked: a role without an operator grant
+	-- must not hold a checkpoint's workers up
+	PERFORM sog.check_operator_access('checkpoint ' || coalesce(prune_due_body.checkpoint_id::text, 'NULL'));
+	SELECT * INTO c FROM sog.checkpoint x WHERE x.id OPERATOR(pg_catalog.=) prune_due_body.checkpoint_id
+	   FOR NO KEY UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'checkpoint % does not exist', prune_due_body.checkpoint_id
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('No row of sog.checkpoint has id %s.', prune_due_body.checkpoint_id),
+				  HINT = 'Look up checkpoint ids in sog.status.';
+	END IF;
+	through := sog.retention_horizon(prune_due_body.checkpoint_id);
+	IF through IS NULL THEN
+		RETURN 0;
+	END IF;
+	IF prune_due_body.max_receipts IS NOT NULL THEN
+		-- Where the chunk ends: the receipt rows above the horizon, read
+		-- in key order a few at a time, until they hold max_receipts
+		-- receipts.  Small ordered batches keep the primary key's range
+		-- scan (a larger read would be sorted from a bitmap scan of the
+		-- whole backlog), so a chunk costs what it drops, whatever the
+		-- backlog; EXECUTE plans each batch for its values, so that a NULL
+		-- horizon folds away.
+		after := c.prune_horizon;
+		<<batches>>
+		LOOP
+			EXECUTE 'SELECT pg_catalog.array_agg(y.last_position ORDER BY y.last_position USING OPERATOR(sog.<)),
+							pg_catalog.array_agg(y.n ORDER BY y.last_position USING OPERATOR(sog.<))
+					   FROM (SELECT r.last_position, r.n
+							   FROM sog.receipt r
+							  WHERE r.checkpoint_id OPERATOR(pg_catalog.=) $1
+								AND r.last_position OPERATOR(sog.<=) $2
+								AND ($3 IS NULL OR r.last_position OPERATOR(sog.>) $3)
+							  ORDER BY r.last_position USING OPERATOR(sog.<)
+							  LIMIT $4) y'
+			   INTO lasts, counts
+			  USING c.id, through, after, batch;
+			EXIT WHEN lasts IS NULL;
+			FOR i IN 1 .. pg_catalog.array_length(lasts, 1) LOOP
+				total := total OPERATOR(pg_catalog.+) counts[i];
+				IF total OPERATOR(pg_catalog.>=) prune_due_body.max_receipts THEN
+					chunk_end := lasts[i];
+					EXIT batches;
+				END IF;
+			END LOOP;
+			EXIT WHEN pg_catalog.array_length(lasts, 1) OPERATOR(pg_catalog.<) batch;
+			after := lasts[batch];
+		END LOOP;
+		IF chunk_end IS NOT NULL AND chunk_end OPERATOR(sog.<) through THEN
+			through := chunk_end;
+		END IF;
+	END IF;
+	RETURN sog.prune_receipts(prune_due_body.checkpoint_id, through);
+END
+$$;
+
+CREATE FUNCTION sog.register_body(consumer text, stream text, "partition" text,
+							 criticality text DEFAULT 'critical',
+							 provider text DEFAULT NULL,
+							 query_scope text DEFAULT NULL,
+							 source_identity text DEFAULT NULL)
+	RETURNS sog.checkpoint
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r sog.checkpoint;
+	conflict text;
+BEGIN
+	IF register_body.consumer IS NULL OR btrim(register_body.consumer, E' \t\n\r\f\x0B') = ''
+	   OR register_body.stream IS NULL OR btrim(register_body.stream, E' \t\n\r\f\x0B') = ''
+	   OR register_body."partition" IS NULL OR btrim(register_body."partition", E' \t\n\r\f\x0B') = '' THEN
+		RAISE EXCEPTION 'consumer, stream and partition must not be blank'
+			USING ERRCODE = '22023',
+				  DETAIL = format('The consumer is %L, the stream %L and the partition %L.',
+								  left(register_body.consumer, 200), left(register_body.stream, 200),
+								  left(register_body."partition", 200)),
+				  HINT = 'Name the consumer, the stream and the partition, for example (''orders-sink'', ''orders'', ''0'').';
+	END IF;
+	IF octet_length(register_body.consumer) > 800 OR octet_length(register_body.stream) > 800
+	   OR octet_length(register_body."partition") > 800 THEN
+		RAISE EXCEPTION 'consumer, stream and partition names are limited to 800 bytes each'
+			USING ERRCODE = '22023',
+				  DETAIL = format('The consumer has %s bytes, the stream %s and the partition %s.',
+								  octet_length(register_body.consumer), octet_length(register_body.stream),
+								  octet_length(register_body."partition")),
+				  HINT = 'Use shorter names (at most 800 bytes each, so that the three fit one index entry); keep long descriptions elsewhere, e.g. in query_scope.';
+	END IF;
+	IF register_body.criticality IS NULL OR register_body.criticality NOT IN ('critical', 'telemetry') THEN
+		RAISE EXCEPTION 'invalid criticality %', coalesce('"' || left(register_body.criticality, 200) || '"', 'NULL')
+			USING ERRCODE = '22023',
+				  DETAIL = 'A checkpoint is critical (gaps are never skipped) or telemetry (gaps may be skipped, with audit).',
+				  HINT = 'Pass ''critical'' or ''telemetry''.';
+	END IF;
+	IF register_body.provider IS NOT NULL AND NOT EXISTS (
+		SELECT FROM sog.provider p WHERE p.name OPERATOR(pg_catalog.=) register_body.provider) THEN
+		RAISE EXCEPTION 'provider "%" is not described in sog.provider', left(register_body.provider, 200)
+			USING ERRCODE = '22023',
+				  DETAIL = 'A checkpoint''s provider names a row of sog.provider: its seek, ordering, empty-page and backfill contract, which recovery relies on.',
+				  HINT = 'INSERT a row for it into sog.provider first, or use one of the seeded providers (SELECT name FROM sog.provider).';
+	END IF;
+	PERFORM sog.check_consumer_access(register_body.consumer);
+
+	-- An existing checkpoint is read without a lock: an INSERT ... ON
+	-- CONFLICT would wait for any open sink transaction that updated its row.
+	SELECT * INTO r FROM sog.checkpoint c
+	 WHERE c.consumer OPERATOR(pg_catalog.=) register_body.consumer
+	   AND c.stream OPERATOR(pg_catalog.=) register_body.stream
+	   AND c."partition" OPERATOR(pg_catalog.=) register_body."partition";
+	IF NOT FOUND THEN
+		INSERT INTO sog.checkpoint AS c (consumer, stream, "partition", criticality,
+										 provider, query_scope, source_identity)
+		VALUES (register_body.consumer, register_body.stream, register_body."partition", register_body.criticality,
+				register_body.provider, register_body.query_scope, register_body.source_identity)
+		ON CONFLICT ON CONSTRAINT checkpoint_key DO NOTHING
+		RETURNING * INTO r;
+		IF FOUND THEN
+			RETURN r;
+		END IF;
+		-- registered concurrently
+		SELECT * INTO STRICT r FROM sog.checkpoint c
+		 WHERE c.consumer OPERATOR(pg_catalog.=) register_body.consumer
+		   AND c.stream OPERATOR(pg_catalog.=) register_body.stream
+		   AND c."partition" OPERATOR(pg_catalog.=) register_body."partition";
+	END IF;
+	IF r.criticality IS DISTINCT FROM register_body.criticality THEN
+		conflict := format('criticality is %L, not %L', r.criticality, register_body.criticality);
+	ELSIF register_body.provider IS NOT NULL AND r.provider IS DISTINCT FROM register_body.provider THEN
+		conflict := format('provider is %L, not %L', left(r.provider, 200), left(register_body.provider, 200));
+	ELSIF register_body.query_scope IS NOT NULL AND r.query_scope IS DISTINCT FROM register_body.query_scope THEN
+		conflict := format('query_scope is %L, not %L', left(r.query_scope, 200), left(register_body.query_scope, 200));
+	ELSIF register_body.source_identity IS NOT NULL AND r.source_identity IS DISTINCT FROM register_body.source_identity THEN
+		conflict := format('source_identity is %L, not %L', left(r.source_identity, 200),
+						   left(register_body.source_identity, 200));
+	END IF;
+	IF conflict IS NOT NULL THEN
+		RAISE EXCEPTION 'checkpoint % is registered with other settings', r.id
+			USING ERRCODE = '22023',
+				  DETAIL = format('Checkpoint %s/%s/%s: its %s.', left(r.consumer, 200),
+								  left(r.stream, 200), left(r."partition", 200), conflict),
+				  HINT = 'Register with the same settings, or have an operator change them with sog.reconfigure().';
+	END IF;
+	RETURN r;
+END
+$$;
+COMMENT ON FUNCTION sog.set_retention_body(text, bigint, numeric, interval) IS
+	'the body of sog.set_retention, run by it as the extension''s owner';
+COMMENT ON FUNCTION sog.retention_horizon_body(bigint) IS
+	'the body of sog.retention_horizon, run by it as the extension''s owner';
+COMMENT ON FUNCTION sog.prune_due_body(bigint, bigint) IS
+	'the body of sog.prune_due, run by it as the extension''s owner';
+COMMENT ON FUNCTION sog.register_body(text, text, text, text, text, text, text) IS
+	'the body of sog.register, run by it as the extension''s owner';
+REVOKE ALL ON FUNCTION sog.set_retention_body(text, bigint, numeric, interval),
+	sog.retention_horizon_body(bigint), sog.prune_due_body(bigint, bigint),
+	sog.register_body(text, text, text, text, text, text, text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION sog.set_retention(consumer text DEFAULT NULL, checkpoint_id bigint DEFAULT NULL,
+											 keep_positions numeric DEFAULT NULL,
+											 keep_interval interval DEFAULT NULL)
+	RETURNS void
+	AS 'MODULE_PATHNAME', 'sog_run_body'
+	LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION sog.retention_horizon(checkpoint_id bigint)
+	RETURNS sog.position
+	AS 'MODULE_PATHNAME', 'sog_read_body'
+	LANGUAGE C STABLE;
+CREATE OR REPLACE FUNCTION sog.prune_due(checkpoint_id bigint, max_receipts bigint DEFAULT NULL)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'sog_run_body'
+	LANGUAGE C VOLATILE;
+CREATE OR REPLACE FUNCTION sog.register(consumer text, stream text, "partition" text,
+										criticality text DEFAULT 'critical',
+										provider text DEFAULT NULL,
+										query_scope text DEFAULT NULL,
+										source_identity text DEFAULT NULL)
+	RETURNS sog.checkpoint
+	AS 'MODULE_PATHNAME', 'sog_run_body'
+	LANGUAGE C VOLATILE;

@@ -32,15 +32,28 @@
  * nothing of other consumers' ids or names.  Roles whose grants cover every
  * checkpoint get 22023 for an unknown id, as the README's reference says.
  *
- * The role checked is the session's current role (GetOuterUserId(): the
- * login role, or the one chosen with SET ROLE), not the owner of the
- * extension that the SECURITY DEFINER functions run as.  A SECURITY DEFINER
- * wrapper of the user's own therefore does not lend its owner's grant to
- * its callers: a caller needs a grant of its own (or the privileges of a
- * role that has one).  Superusers and roles with the privileges of the
- * extension's owner pass without a grant.  A role that has EXECUTE but no
- * row in sog.role_grant (granted by hand) is refused: grants go through
- * the grant functions.
+ * The role checked is the role that called the SQL function (GetUserId()
+ * when sog_enter is entered): the login role, the one chosen with SET
+ * ROLE, the owner of a SECURITY DEFINER function that calls it, or the
+ * owner of the table whose index expression a maintenance command runs.
+ * Every such function is SECURITY INVOKER (1.2) and enters through
+ * sog_enter, which remembers that role, then runs the body as the
+ * function's owner (the extension's owner) with SetUserIdAndSecContext, as
+ * PostgreSQL's own SECURITY DEFINER calls and ri_triggers.c do; the
+ * operators' functions written in SQL (sog.register, set_retention,
+ * retention_horizon, prune_due) are entered the same way, through
+ * sog_run_body, which then calls their body (sog.<name>_body, granted to
+ * no one).  A function that writes is refused inside a security-restricted
+ * operation (42501): an ANALYZE, VACUUM, CREATE INDEX, REINDEX or REFRESH
+ * MATERIALIZED VIEW run by a superuser must never act for the table's
+ * owner.  Superusers and roles with the privileges of the extension's
+ * owner pass without a grant.  A role that has EXECUTE but no row in
+ * sog.role_grant (granted by hand) is refused: grants go through the grant
+ * functions.  (1.1 checked the session's role, GetOuterUserId(), from
+ * SECURITY DEFINER functions: a scoped role's index expression acted with
+ * the rights of the superuser whose ANALYZE ran it.  A function still
+ * defined by 1.1's script, before ALTER EXTENSION UPDATE, is checked as
+ * 1.1 did, never more loosely.)
  *
  * The grant table is read on every check, on the newest snapshot, with the
  * table access method (a sequential scan: it holds a few rows per role).
@@ -62,16 +75,21 @@
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_proc.h"
 #include "commands/extension.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/regproc.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "access.h"
 #include "compat.h"
@@ -268,7 +286,7 @@ grants_cover_all(const SogGrants *g, int kinds)
 }
 
 /*
- * Refuse the session's role kinds of access to what (\"checkpoint 42\",
+ * Refuse the calling role kinds of access to what (\"checkpoint 42\",
  * \"recovery attempt 7\", \"gap 3\"; or, for register, \"consumer \\"x\\"\"
  * with requested the consumer name the caller gave).  The detail and hint
  * name the role and its own grants, never what it may not see: the same
@@ -333,7 +351,7 @@ refuse(Oid user, const SogGrants *g, const char *what, const char *requested, in
 void
 sog_check_access_to(const char *what, const char *consumer, int kinds)
 {
-	Oid			user = GetOuterUserId();
+	Oid			user = sog_caller();
 	SogGrants	g;
 
 	if (privileged(user))
@@ -347,7 +365,7 @@ sog_check_access_to(const char *what, const char *consumer, int kinds)
 void
 sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
 {
-	Oid			user = GetOuterUserId();
+	Oid			user = sog_caller();
 	SogGrants	g;
 
 	if (checkpoint_id > 0)
@@ -368,7 +386,7 @@ sog_check_access(int64 checkpoint_id, const char *consumer, int kinds)
 void
 sog_check_access_missing(const char *what, int kinds)
 {
-	Oid			user = GetOuterUserId();
+	Oid			user = sog_caller();
 	SogGrants	g;
 
 	if (privileged(user))
@@ -407,7 +425,7 @@ sog_check_consumer_access(PG_FUNCTION_ARGS)
 /*
  * SQL function: sog.may_see(consumer text) -> boolean
  *
- * Whether the session's current role may see the checkpoints of this
+ * Whether the current role (the querying role) may see the checkpoints of this
  * consumer: the rows sog.status shows it.  True for the roles that
  * sog_check_access lets act on them (superusers, the extension's owner, a
  * consumer grant for the name or for every consumer) and for operators.
@@ -426,7 +444,7 @@ Datum
 sog_may_see(PG_FUNCTION_ARGS)
 {
 	SogSeeCache *c = fcinfo->flinfo->fn_extra;
-	Oid			user = GetOuterUserId();
+	Oid			user = GetUserId();	/* the querying role, never a view's owner */
 
 	if (c == NULL || c->user != user)
 	{
@@ -447,13 +465,13 @@ sog_may_see(PG_FUNCTION_ARGS)
 
 /*
  * The role acting, for audit columns (resolved_by, changed_by, granted_by):
- * the session's current role, as sog_check_access sees it, not the
- * extension's owner that SECURITY DEFINER functions run as.
+ * the calling role, as sog_check_access sees it, not the extension's owner
+ * that the bodies run as.
  */
 const char *
 sog_acting_role(void)
 {
-	return GetUserNameFromId(GetOuterUserId(), false);
+	return GetUserNameFromId(sog_caller(), false);
 }
 
 /*
@@ -461,7 +479,7 @@ sog_acting_role(void)
  *
  * What the operators' functions written in SQL (sog.set_retention,
  * sog.retention_horizon, sog.prune_due) call first, before they read or
- * lock anything: 42501 naming what unless the session's current role has
+ * lock anything: 42501 naming what unless the calling role (sog_caller) has
  * an operator grant in force (or is a superuser or has the privileges of
  * the extension's owner), as every stateful C function checks.  They run
  * as the extension's owner and call this; it is granted to no one else.
@@ -476,4 +494,160 @@ sog_check_operator_access(PG_FUNCTION_ARGS)
 	/* an operator grant covers every checkpoint: the check of an unknown id */
 	sog_check_access_missing(what, SOG_ACCESS_OPERATOR);
 	PG_RETURN_VOID();
+}
+
+/*
+ * The calling role of the outermost sog_enter now running (InvalidOid
+ * outside any).  A call the body makes to another of the extension's
+ * functions runs as the owner on the outer caller's behalf: it keeps the
+ * outer caller, so audit columns and checks still name the role that
+ * called.
+ */
+static Oid	entered_caller = InvalidOid;
+
+Oid
+sog_caller(void)
+{
+	/*
+	 * Outside an entry only check_consumer_access and check_operator_access
+	 * run, called by a body (entered: not here) or by a function still
+	 * defined by 1.1's script as SECURITY DEFINER, which 1.1 checked by the
+	 * session's role.
+	 */
+	return OidIsValid(entered_caller) ? entered_caller : GetOuterUserId();
+}
+
+/* Run body as owner, for the caller save_user; then restore both. */
+static Datum
+run_as_owner(FunctionCallInfo fcinfo, SogBody body, Oid owner,
+			 Oid save_user, int save_ctx)
+{
+	Oid			save_caller = entered_caller;
+	volatile Datum result = (Datum) 0;
+
+	if (!OidIsValid(entered_caller))
+		entered_caller = save_user;
+	SetUserIdAndSecContext(owner, save_ctx | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		result = body(fcinfo);
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_user, save_ctx);
+		entered_caller = save_caller;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+Datum
+sog_enter(FunctionCallInfo fcinfo, SogBody body, bool writes)
+{
+	Oid			save_user;
+	int			save_ctx;
+	HeapTuple	proc;
+	Oid			owner;
+	bool		definer;
+
+	GetUserIdAndSecContext(&save_user, &save_ctx);
+	if (writes && InSecurityRestrictedOperation())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot call %s within a security-restricted operation",
+						format_procedure(fcinfo->flinfo->fn_oid)),
+				 errdetail("A maintenance command (ANALYZE, VACUUM, CREATE INDEX, REINDEX, REFRESH MATERIALIZED VIEW) is running an expression as the table's owner, role \"%s\"; the guard's state changes only in a call a consumer or operator makes.",
+						   sog_cut(GetUserNameFromId(save_user, false))),
+				 errhint("Call the guard's functions from the worker's own transaction, never from an index expression, a materialized view or a function a maintenance command runs.")));
+
+	proc = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+	if (!HeapTupleIsValid(proc))
+		elog(ERROR, "cache lookup failed for function %u", fcinfo->flinfo->fn_oid);
+	owner = ((Form_pg_proc) GETSTRUCT(proc))->proowner;
+	definer = ((Form_pg_proc) GETSTRUCT(proc))->prosecdef;
+	ReleaseSysCache(proc);
+
+	/*
+	 * Defined by 1.1's script (SECURITY DEFINER, not updated yet): fmgr has
+	 * switched to the owner already, and the caller it hides is checked as
+	 * 1.1 did (sog_caller outside an entry).
+	 */
+	if (definer)
+		return body(fcinfo);
+
+	return run_as_owner(fcinfo, body, owner, save_user, save_ctx);
+}
+
+/*
+ * SQL functions sog.register, sog.set_retention, sog.prune_due (which
+ * write) and sog.retention_horizon (which reads): written in PL/pgSQL as
+ * sog.<name>_body, with the same arguments, which these enter as the
+ * extension's owner after remembering the caller (sog_enter); the body
+ * checks it with sog.check_consumer_access or sog.check_operator_access.
+ * The body's FmgrInfo is kept in fn_extra for the query.
+ */
+static Datum
+run_body(PG_FUNCTION_ARGS)
+{
+	FmgrInfo   *target = fcinfo->flinfo->fn_extra;
+	LOCAL_FCINFO(inner, FUNC_MAX_ARGS);
+	Datum		result;
+	int			i;
+
+	if (target == NULL)
+	{
+		Oid			fn = fcinfo->flinfo->fn_oid;
+		Oid		   *argtypes;
+		int			nargs;
+		char	   *name = psprintf("%s_body", get_func_name(fn));
+		Oid			body;
+
+		(void) get_func_signature(fn, &argtypes, &nargs);
+		body = LookupFuncName(list_make2(makeString("sog"), makeString(name)),
+							  nargs, argtypes, true);
+		if (!OidIsValid(body))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+					 errdetail("Function sog.%s, the body of %s, does not exist.",
+							   name, format_procedure(fn)),
+					 errhint("Run ALTER EXTENSION stream_offset_guard UPDATE, or re-create the extension.")));
+		target = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(FmgrInfo));
+		fmgr_info_cxt(body, target, fcinfo->flinfo->fn_mcxt);
+		fcinfo->flinfo->fn_extra = target;
+	}
+	InitFunctionCallInfoData(*inner, target, fcinfo->nargs, fcinfo->fncollation,
+							 NULL, fcinfo->resultinfo);
+	for (i = 0; i < fcinfo->nargs; i++)
+		inner->args[i] = fcinfo->args[i];
+	result = FunctionCallInvoke(inner);
+	fcinfo->isnull = inner->isnull;
+	return result;
+}
+
+PG_FUNCTION_INFO_V1(sog_run_body);
+Datum
+sog_run_body(PG_FUNCTION_ARGS)
+{
+	return sog_enter(fcinfo, run_body, true);
+}
+
+PG_FUNCTION_INFO_V1(sog_read_body);
+Datum
+sog_read_body(PG_FUNCTION_ARGS)
+{
+	return sog_enter(fcinfo, run_body, false);
+}
+
+/*
+ * SQL function: sog.calling_role() -> text
+ *
+ * What the bodies written in PL/pgSQL record as who acted (updated_by):
+ * sog_acting_role.  Granted to no one; the bodies run as its owner.
+ */
+PG_FUNCTION_INFO_V1(sog_calling_role);
+Datum
+sog_calling_role(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(sog_acting_role()));
 }

@@ -209,9 +209,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
  * SQL function: sog.apply(checkpoint_id bigint, generation bigint,
  *	   position sog.position, payload_digest bytea) -> boolean
  */
-PG_FUNCTION_INFO_V1(sog_apply);
-Datum
-sog_apply(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_apply, true)
 {
 	SogCheckpoint cp;
 	SogPosition *pos;
@@ -282,9 +280,7 @@ apply_batch_call(FunctionCallInfo fcinfo, const char *fname)
  * SQL function: sog.apply_batch(checkpoint_id bigint, generation bigint,
  *	   positions sog.position[], payload_digests bytea[]) -> boolean[]
  */
-PG_FUNCTION_INFO_V1(sog_apply_batch);
-Datum
-sog_apply_batch(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_apply_batch, true)
 {
 	return apply_batch_call(fcinfo, "apply_batch");
 }
@@ -299,9 +295,7 @@ sog_apply_batch(PG_FUNCTION_ARGS)
  * both, sog.apply_batch(1, 1, '{1,2}', ...) and ARRAY[1,2] would no longer
  * resolve ("function is not unique").
  */
-PG_FUNCTION_INFO_V1(sog_apply_batch_int8);
-Datum
-sog_apply_batch_int8(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_apply_batch_int8, true)
 {
 	return apply_batch_call(fcinfo, "apply_batch_int8");
 }
@@ -394,9 +388,7 @@ dense_closes_boundary(const SogCheckpoint *cp, int64 first, int n, const uint8 *
  * one the run closes exactly as noted (the whole protocol's page) - stores
  * the run's rows directly, without a position per event.
  */
-PG_FUNCTION_INFO_V1(sog_apply_run);
-Datum
-sog_apply_run(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_apply_run, true)
 {
 	SogCheckpoint cp;
 	bytea	   *digests;
@@ -459,9 +451,7 @@ sog_apply_run(PG_FUNCTION_ARGS)
  * noted earlier is not applied, only the same note again is accepted (it
  * changes nothing): boundary.c.
  */
-PG_FUNCTION_INFO_V1(sog_note_read);
-Datum
-sog_note_read(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_note_read, true)
 {
 	SogCheckpoint cp;
 	SogPosition *cursor;
@@ -502,9 +492,7 @@ sog_note_read(PG_FUNCTION_ARGS)
  * SQL function: sog.commit_page(checkpoint_id bigint, generation bigint,
  *	   expected_token text, successor_token text) -> void
  */
-PG_FUNCTION_INFO_V1(sog_commit_page);
-Datum
-sog_commit_page(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_commit_page, true)
 {
 	SogCheckpoint cp;
 	char	   *expected = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));

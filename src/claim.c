@@ -174,9 +174,7 @@ claim_evaluate(SogCheckpoint *cp, const char *identity, ClaimPlan *plan)
  * SQL function: sog.claim(checkpoint_id bigint, owner text,
  *	   source_identity text DEFAULT NULL) -> sog.resume_plan
  */
-PG_FUNCTION_INFO_V1(sog_claim);
-Datum
-sog_claim(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_claim, true)
 {
 	SogCheckpoint cp;
 	char	   *owner = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -248,9 +246,7 @@ sog_claim(PG_FUNCTION_ARGS)
  *
  * A NULL source_cursor means "nothing read beyond what is recorded".
  */
-PG_FUNCTION_INFO_V1(sog_halt);
-Datum
-sog_halt(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_halt, true)
 {
 	SogCheckpoint cp;
 	SogPosition *cursor;
@@ -317,9 +313,7 @@ sog_halt(PG_FUNCTION_ARGS)
  * committed row without locking it, so it never waits for a sink
  * transaction, and works on a hot standby.
  */
-PG_FUNCTION_INFO_V1(sog_owner_check);
-Datum
-sog_owner_check(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_owner_check, false)
 {
 	int64		id;
 	int64		generation;

@@ -76,9 +76,7 @@ sog_gap_reasons(PG_FUNCTION_ARGS)
  * SQL function: sog.verify_gap(checkpoint_id bigint, generation bigint,
  *	   replay_hash text) -> boolean
  */
-PG_FUNCTION_INFO_V1(sog_verify_gap);
-Datum
-sog_verify_gap(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_verify_gap, true)
 {
 	SogCheckpoint cp;
 	char	   *replay;
@@ -151,9 +149,7 @@ check_gap_reason(const char *reason)
  * own.  Idempotent: when those gaps already cover the range, returns the
  * id of the one that reaches to_position and changes nothing.
  */
-PG_FUNCTION_INFO_V1(sog_report_gap);
-Datum
-sog_report_gap(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_report_gap, true)
 {
 	SogCheckpoint cp;
 	SogPosition *to;
@@ -205,9 +201,7 @@ sog_report_gap(PG_FUNCTION_ARGS)
  * covers (an unverified replay, or records the worker noted and drops) is
  * first recorded as a gap (reason unverified) and resolved with the others.
  */
-PG_FUNCTION_INFO_V1(sog_skip_gap);
-Datum
-sog_skip_gap(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_skip_gap, true)
 {
 	SogCheckpoint cp;
 	char	   *reason = PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2));
@@ -259,9 +253,7 @@ sog_skip_gap(PG_FUNCTION_ARGS)
  * SQL function: sog.resolve_gap(gap_id bigint, resolution text, note text)
  *	   -> void
  */
-PG_FUNCTION_INFO_V1(sog_resolve_gap);
-Datum
-sog_resolve_gap(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_resolve_gap, true)
 {
 	int64		gap_id;
 	char	   *resolution = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -337,9 +329,7 @@ sog_resolve_gap(PG_FUNCTION_ARGS)
  * of detection; for consumers (of that checkpoint) and operators.  Reads on
  * the transaction snapshot.
  */
-PG_FUNCTION_INFO_V1(sog_gaps);
-Datum
-sog_gaps(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_gaps, false)
 {
 	int64		id;
 	ReturnSetInfo *rsinfo;

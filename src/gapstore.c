@@ -246,8 +246,8 @@ sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition
 	exec_range("SELECT id FROM sog.gap "
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
 			   "AND (from_position IS NULL OR "
-			   "     ($2 IS NOT NULL AND from_position OPERATOR(pg_catalog.<=) $2)) "
-			   "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			   "     ($2 IS NOT NULL AND from_position OPERATOR(sog.<=) $2)) "
+			   "AND (to_position IS NULL OR to_position OPERATOR(sog.>=) $3) "
 			   "ORDER BY id DESC LIMIT 1",
 			   checkpoint_id, from, to);
 	return first_int8(0);
@@ -265,8 +265,8 @@ sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			   "AND (resolved_at IS NULL OR "
 			   "     (resolution OPERATOR(pg_catalog.=) 'accepted_loss' AND to_position IS NOT NULL)) "
-			   "AND (to_position IS NULL OR $2 IS NULL OR to_position OPERATOR(pg_catalog.>) $2) "
-			   "ORDER BY from_position USING OPERATOR(pg_catalog.<) NULLS FIRST, id",
+			   "AND (to_position IS NULL OR $2 IS NULL OR to_position OPERATOR(sog.>) $2) "
+			   "ORDER BY from_position USING OPERATOR(sog.<) NULLS FIRST, id",
 			   checkpoint_id, from, to);
 	for (r = 0; r < SPI_processed; r++)
 	{
@@ -301,8 +301,9 @@ sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPos
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			   "AND resolution OPERATOR(pg_catalog.=) 'accepted_loss' "
 			   "AND reason OPERATOR(pg_catalog.=) 'retention' "
-			   "AND from_position IS NOT DISTINCT FROM $2 "
-			   "AND (to_position IS NULL OR to_position OPERATOR(pg_catalog.>=) $3) "
+			   "AND (from_position OPERATOR(sog.=) $2 "
+			   "     OR (from_position IS NULL AND $2 IS NULL)) "
+			   "AND (to_position IS NULL OR to_position OPERATOR(sog.>=) $3) "
 			   "LIMIT 1",
 			   checkpoint_id, from, through);
 	return SPI_processed > 0;
@@ -321,7 +322,7 @@ sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *
 	sog_exec("SELECT from_position, to_position FROM sog.gap "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			 "AND id OPERATOR(pg_catalog.>) $2 "
-			 "ORDER BY from_position USING OPERATOR(pg_catalog.<) NULLS FIRST",
+			 "ORDER BY from_position USING OPERATOR(sog.<) NULLS FIRST",
 			 2, types, values, NULL, true);
 	for (r = 0; r < SPI_processed; r++)
 	{

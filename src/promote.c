@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "access.h"
 #include "boundary.h"
 #include "checkpoint.h"
 #include "compat.h"
@@ -117,9 +118,7 @@ promote_cas(const SogRecovery *r, SogCheckpoint *cp, char *successor,
  *	   page_last sog.position) -> TABLE(promoted boolean, generation bigint,
  *	   applied_position sog.position, provider_token text, reason text)
  */
-PG_FUNCTION_INFO_V1(sog_promote);
-Datum
-sog_promote(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_promote, true)
 {
 	int64		id;
 	char	   *successor = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -205,7 +204,7 @@ sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open' "
 			  "RETURNING id, advance_through::text, "
-			  "advance_through OPERATOR(pg_catalog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL)",
+			  "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL)",
 			  5, types, values, nulls, false);
 	for (i = 0; i < SPI_processed; i++)
 	{

@@ -344,8 +344,8 @@ sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest,
 	plan = sog_keep_plan(PLAN_RECEIPT_LOOKUP,
 					 "SELECT first_position, n, positions, digests FROM sog.receipt "
 					 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-					 "AND last_position OPERATOR(pg_catalog.>=) $2 "
-					 "ORDER BY last_position USING OPERATOR(pg_catalog.<) LIMIT 1",
+					 "AND last_position OPERATOR(sog.>=) $2 "
+					 "ORDER BY last_position USING OPERATOR(sog.<) LIMIT 1",
 					 2, types);
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = PointerGetDatum(pos);
@@ -454,12 +454,12 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 	sog_exec(horizon ?
 			 "WITH d AS (DELETE FROM sog.receipt "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			 "AND last_position OPERATOR(pg_catalog.<=) $2 "
-			 "AND last_position OPERATOR(pg_catalog.>) $3 RETURNING n) "
+			 "AND last_position OPERATOR(sog.<=) $2 "
+			 "AND last_position OPERATOR(sog.>) $3 RETURNING n) "
 			 "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d" :
 			 "WITH d AS (DELETE FROM sog.receipt "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			 "AND last_position OPERATOR(pg_catalog.<=) $2 RETURNING n) "
+			 "AND last_position OPERATOR(sog.<=) $2 RETURNING n) "
 			 "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d",
 			 horizon ? 3 : 2, types, values, NULL, false);
 	dropped = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
@@ -477,11 +477,11 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 	 */
 	sog_exec("DELETE FROM sog.receipt r "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND last_position IN (SELECT s.last_position FROM sog.receipt s "
+			  "AND last_position OPERATOR(sog.=) ANY (SELECT s.last_position FROM sog.receipt s "
 			  "WHERE s.checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND s.last_position OPERATOR(pg_catalog.>) $2 "
-			  "ORDER BY s.last_position USING OPERATOR(pg_catalog.<) LIMIT 2) "
-			  "AND first_position OPERATOR(pg_catalog.<=) $2 "
+			  "AND s.last_position OPERATOR(sog.>) $2 "
+			  "ORDER BY s.last_position USING OPERATOR(sog.<) LIMIT 2) "
+			  "AND first_position OPERATOR(sog.<=) $2 "
 			  "RETURNING first_position, n, positions, digests, r",
 			  2, types, values, NULL, false);
 	if (SPI_processed > 1)
@@ -535,9 +535,9 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 	plan = sog_keep_plan(PLAN_RECEIPT_SCAN,
 						 "SELECT first_position, n, positions, digests FROM sog.receipt "
 						 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-						 "AND ($2 IS NULL OR last_position OPERATOR(pg_catalog.>=) $2) "
-						 "AND ($3 IS NULL OR first_position OPERATOR(pg_catalog.<=) $3) "
-						 "ORDER BY last_position USING OPERATOR(pg_catalog.<)",
+						 "AND ($2 IS NULL OR last_position OPERATOR(sog.>=) $2) "
+						 "AND ($3 IS NULL OR first_position OPERATOR(sog.<=) $3) "
+						 "ORDER BY last_position USING OPERATOR(sog.<)",
 						 3, types);
 	portal = SPI_cursor_open(NULL, plan, values, nulls, true);
 

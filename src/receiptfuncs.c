@@ -57,9 +57,7 @@ emit_receipt(void *arg, SogPosition *pos, const uint8 *digest)
  *
  * Reads on the transaction snapshot; takes no lock.
  */
-PG_FUNCTION_INFO_V1(sog_receipts);
-Datum
-sog_receipts(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_receipts, false)
 {
 	int64		id;
 	SogPosition *from = PG_ARGISNULL(1) ? NULL : PG_GETARG_SOG_POSITION_P(1);
@@ -94,10 +92,10 @@ refuse_under_open_attempt(const SogCheckpoint *cp, SogPosition *through)
 	int64		attempt;
 	char	   *anchor;
 
-	sog_exec("SELECT id, anchor::text FROM sog.recovery "
+	sog_exec("SELECT id, anchor::text AS anchor_text FROM sog.recovery "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'open' "
-			 "AND (anchor IS NULL OR anchor OPERATOR(pg_catalog.<=) $2) "
-			 "ORDER BY anchor USING OPERATOR(pg_catalog.<) NULLS FIRST LIMIT 1",
+			 "AND (anchor IS NULL OR anchor OPERATOR(sog.<=) $2) "
+			 "ORDER BY anchor USING OPERATOR(sog.<) NULLS FIRST LIMIT 1",
 			 2, types, values, NULL, true);
 	if (SPI_processed == 0)
 		return;
@@ -119,9 +117,7 @@ refuse_under_open_attempt(const SogCheckpoint *cp, SogPosition *through)
  * SQL function: sog.prune_receipts(checkpoint_id bigint,
  *	   through sog.position) -> bigint
  */
-PG_FUNCTION_INFO_V1(sog_prune_receipts);
-Datum
-sog_prune_receipts(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_prune_receipts, true)
 {
 	SogCheckpoint cp;
 	SogPosition *through;

@@ -99,9 +99,7 @@ log_setting(int64 checkpoint_id, const Setting *s, const char *note)
  * positions and gaps are untouched: an open identity_changed gap stays
  * open until it is resolved.
  */
-PG_FUNCTION_INFO_V1(sog_reconfigure);
-Datum
-sog_reconfigure(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_reconfigure, true)
 {
 	SogCheckpoint cp;
 	char	   *arg[4];

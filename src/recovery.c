@@ -418,9 +418,7 @@ check_begin(SogCheckpoint *cp, const SogProvider *prov, const char *expired,
  *	   anchor_inclusive boolean, retained_from sog.position DEFAULT NULL,
  *	   finalized_through sog.position DEFAULT NULL) -> sog.recovery
  */
-PG_FUNCTION_INFO_V1(sog_begin_recovery);
-Datum
-sog_begin_recovery(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_begin_recovery, true)
 {
 	SogCheckpoint cp;
 	SogProvider prov;
@@ -579,9 +577,7 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
  * SQL function: sog.recovery_event(recovery_id bigint, position sog.position,
  *	   payload_digest bytea) -> text
  */
-PG_FUNCTION_INFO_V1(sog_recovery_event);
-Datum
-sog_recovery_event(PG_FUNCTION_ARGS)
+SOG_ENTRY(sog_recovery_event, true)
 {
 	int64		id;
 	SogPosition *pos;

@@ -41,9 +41,11 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -86,6 +88,7 @@ static struct
 	Oid			checkpoint_rel;
 	Oid			receipt_rel;
 	Oid			position_type;
+	bool		ops_in_pg_catalog;	/* the position operators still are (1.1) */
 	bool		cp_valid;		/* cp_att describes checkpoint_rel now */
 	bool		rc_valid;
 	AttrNumber	cp_att[CP_NATTS];
@@ -253,12 +256,62 @@ sog_citus_use_2pc(void)
 	tables.use_2pc();
 }
 
+/*
+ * Whether the comparison operators of sog.position are still in pg_catalog,
+ * where 1.0 and 1.1 created them; 1.2 moves them into sog.  The store's
+ * queries name them OPERATOR(sog.<) and friends; this module run on a
+ * database not yet updated (ALTER EXTENSION UPDATE) rewrites those names
+ * (sog_query).  A syscache lookup: the update, committed in any session,
+ * is seen at the next call.
+ */
+static bool
+position_ops_in_pg_catalog(void)
+{
+	return !OidIsValid(GetSysCacheOid4(OPERNAMENSP, Anum_pg_operator_oid,
+									   CStringGetDatum("<"),
+									   ObjectIdGetDatum(tables.position_type),
+									   ObjectIdGetDatum(tables.position_type),
+									   ObjectIdGetDatum(tables.nsp)));
+}
+
+/* Free the kept plans (prepared again at their next use). */
+static void
+free_plans(void)
+{
+	int			i;
+
+	for (i = 0; i < SOG_NPLANS; i++)
+	{
+		if (tables.plans[i])
+			SPI_freeplan(tables.plans[i]);
+		tables.plans[i] = NULL;
+	}
+}
+
+const char *
+sog_query(const char *sql)
+{
+	StringInfoData buf;
+	const char *p;
+	const char *hit;
+
+	if (!tables.ops_in_pg_catalog || strstr(sql, "OPERATOR(sog.") == NULL)
+		return sql;
+	initStringInfo(&buf);
+	for (p = sql; (hit = strstr(p, "OPERATOR(sog.")) != NULL; p = hit + strlen("OPERATOR(sog."))
+	{
+		appendBinaryStringInfo(&buf, p, hit - p);
+		appendStringInfoString(&buf, "OPERATOR(pg_catalog.");
+	}
+	appendStringInfoString(&buf, p);
+	return buf.data;
+}
+
 void
 sog_tables_refresh(void)
 {
 	Oid			nsp = get_namespace_oid("sog", true);
 	Oid			rel = OidIsValid(nsp) ? get_relname_relid("checkpoint", nsp) : InvalidOid;
-	int			i;
 
 	if (!OidIsValid(rel))
 		ereport(ERROR,
@@ -282,6 +335,12 @@ sog_tables_refresh(void)
 		}
 		if (!tables.placement_checked)
 			check_placement(nsp);
+		if (tables.ops_in_pg_catalog && !position_ops_in_pg_catalog())
+		{
+			/* updated to 1.2 since: the kept plans name the old schema */
+			free_plans();
+			tables.ops_in_pg_catalog = false;
+		}
 		return;
 	}
 
@@ -290,12 +349,7 @@ sog_tables_refresh(void)
 		CacheRegisterRelcacheCallback(tables_relcache_callback, (Datum) 0);
 		tables.callback_registered = true;
 	}
-	for (i = 0; i < SOG_NPLANS; i++)
-	{
-		if (tables.plans[i])
-			SPI_freeplan(tables.plans[i]);
-		tables.plans[i] = NULL;
-	}
+	free_plans();
 	tables.checkpoint_rel = InvalidOid;
 	tables.cp_valid = tables.rc_valid = false;
 	tables.nsp = nsp;
@@ -310,6 +364,7 @@ sog_tables_refresh(void)
 				 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
 				 errdetail("Table sog.receipt or type sog.position does not exist."),
 				 errhint("Re-create the extension from a dump of its tables.")));
+	tables.ops_in_pg_catalog = position_ops_in_pg_catalog();
 	tables.checkpoint_rel = rel;
 	check_placement(nsp);
 }
@@ -423,7 +478,7 @@ sog_keep_plan(SogPlan which, const char *sql, int nargs, Oid *argtypes)
 	if (tables.plans[which] == NULL)
 	{
 		MemoryContext caller = CurrentMemoryContext;
-		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes,
+		SPIPlanPtr	plan = SPI_prepare_cursor(sog_query(sql), nargs, argtypes,
 											  CURSOR_OPT_GENERIC_PLAN);
 
 		MemoryContextSwitchTo(caller);
@@ -460,7 +515,7 @@ exec_once(const char *sql, int nargs, Oid *types, Datum *values,
 		  const char *nulls, bool read_only, bool use_latest)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+	SPIPlanPtr	plan = SPI_prepare(sog_query(sql), nargs, types);
 	int			rc;
 
 	MemoryContextSwitchTo(caller);

@@ -78,6 +78,14 @@ typedef enum SogPlan
 extern void sog_tables_refresh(void);
 
 /*
+ * The store's query text sql as this database can run it: the position
+ * type's operators are written OPERATOR(sog.<) and so on; while a database
+ * not yet updated to 1.2 has them in pg_catalog, a copy naming that
+ * schema.  sog_keep_plan and sog_exec apply it.
+ */
+extern const char *sog_query(const char *sql);
+
+/*
  * Refuse (0A000) if Citus has moved a table of the extension off this
  * node's heap, or this node is a Citus worker, as of the newest committed
  * catalog state; a no-op until a relcache invalidation arrives.  Writers

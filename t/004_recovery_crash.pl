@@ -68,7 +68,9 @@ END $$;
 -- and the checkpoint has generation + 1, the successor token and the
 -- applied position the attempt reports, at least what it applied), or
 -- 'inconsistent'.
-CREATE FUNCTION outcome(rid bigint) RETURNS text LANGUAGE sql STABLE AS $$
+CREATE FUNCTION outcome(rid bigint) RETURNS text LANGUAGE sql STABLE
+	SET search_path = public, sog  -- the position operators (1.2)
+AS $$
 SELECT CASE
 	WHEN r.state = 'open'
 		 AND c.generation = r.generation
@@ -81,8 +83,8 @@ SELECT CASE
 		 AND r.result_generation = c.generation
 		 AND c.provider_token = r.successor_token
 		 AND r.result_provider_token = r.successor_token
-		 AND c.applied_position = r.result_applied_position
-		 AND c.applied_position = greatest(r.applied_at_start, r.advance_through)
+		 AND c.applied_position OPERATOR(sog.=) r.result_applied_position
+		 AND c.applied_position OPERATOR(sog.=) greatest(r.applied_at_start, r.advance_through)
 		THEN 'promoted'
 	ELSE 'inconsistent'
 END

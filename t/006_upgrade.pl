@@ -54,6 +54,14 @@ is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname =
 my $d = SogTest::digest_sql('%s');
 my $hash_16_20 = SogTest::hash_16_20();
 SogTest::fill_state($node, 'old', 'up');
+# a user's table, index, constraint and view on the position operators,
+# named bare (1.0 and 1.1 created them in pg_catalog)
+$node->safe_psql('old', q{
+CREATE TABLE public.user_events (pos sog.position PRIMARY KEY CHECK (pos > '0'), body text);
+CREATE INDEX user_events_late ON public.user_events (pos DESC) WHERE pos >= '2';
+INSERT INTO public.user_events SELECT g::bigint::sog.position, 'e' || g FROM generate_series(1, 9) g;
+CREATE VIEW public.user_late AS SELECT pos FROM public.user_events WHERE pos > '5';
+});
 
 # the state, as fingerprints of every table of 1.0
 # (sog.checkpoint by its 1.0 columns: 1.1 adds applied_at)
@@ -130,6 +138,27 @@ like($refresh_err, qr/WARNING:  role "up_gone", which the grant \(every consumer
 is($node->safe_psql('old', q{SELECT count(*) FROM sog.role_grant WHERE role IS NULL AND kind = 'consumer'}), '1',
 	'and keeps it as dropped');
 $node->safe_psql('old', q{DELETE FROM sog.role_grant r WHERE r.role IS NULL});
+
+# 1.2 moves the operators into sog with their OIDs: the user's objects
+# keep working; a query names them with sog on its search_path, or as
+# OPERATOR(sog.>)
+is($node->safe_psql('old', q{SELECT string_agg(o.oprname, ' ' ORDER BY o.oprname) FROM pg_operator o
+	WHERE o.oprleft = 'sog.position'::regtype AND o.oprnamespace = 'sog'::regnamespace}),
+	'< <= <> = > >=', 'the six operators are in sog');
+is($node->safe_psql('old', q{SELECT count(*) FROM pg_operator o
+	WHERE o.oprleft = 'sog.position'::regtype AND o.oprnamespace = 'pg_catalog'::regnamespace}),
+	'0', 'and none is left in pg_catalog');
+is($node->safe_psql('old', q{SELECT string_agg(pos::text, ',' ORDER BY pos) FROM public.user_late}),
+	'6,7,8,9', 'a view built on them works');
+is(SogTest::sqlstate($node, 'old', 'NONE', q{INSERT INTO public.user_events VALUES ('0', 'x')}),
+	'23514', 'a CHECK constraint built on them still refuses');
+is($node->safe_psql('old', q{SET enable_seqscan = off; SELECT string_agg(pos::text, ',') FROM
+	(SELECT pos FROM public.user_events WHERE pos OPERATOR(sog.>=) '7' ORDER BY pos DESC) x}),
+	'9,8,7', 'an index built on them is used and ordered');
+is(SogTest::sqlstate($node, 'old', 'NONE', q{SELECT '1'::sog.position > '0'}),
+	'42883', 'a bare operator without sog on the search_path is not found');
+is($node->safe_psql('old', q{SET search_path = public, sog; SELECT '1'::sog.position > '0'}),
+	't', 'with sog on the search_path it is');
 
 #
 # behaviour after the update
@@ -234,6 +263,8 @@ command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), 
 	'restores into a new database (the extension created at 1.1)');
 is($node->safe_psql('restored', $tables), $node->safe_psql('old', $tables), 'with the same rows');
 is($node->safe_psql('restored', q{SELECT count(*) FROM sog.retention}), '1', 'and the retention policy');
+is($node->safe_psql('restored', q{SELECT string_agg(pos::text, ',' ORDER BY pos) FROM public.user_late}),
+	'6,7,8,9', 'and the user\'s view on the operators');
 is($node->safe_psql('restored', $privileges), $node->safe_psql('old', $privileges),
 	'and every role has the privileges it had, the refreshed ones too');
 

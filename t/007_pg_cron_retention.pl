@@ -199,9 +199,9 @@ SELECT extract(epoch FROM statement_timestamp()), extract(epoch FROM clock_times
 	   coalesce(c.applied_position::numeric, 0), coalesce(c.prune_horizon::numeric, 0),
 	   m.receipts,
 	   coalesce(extract(epoch FROM (SELECT min(r.created_at) FROM sog.receipt r WHERE r.checkpoint_id = c.id)), 0),
-	   (c.prune_horizon IS NULL OR c.prune_horizon <= c.applied_position),
+	   (c.prune_horizon IS NULL OR c.prune_horizon OPERATOR(sog.<=) c.applied_position),
 	   NOT EXISTS (SELECT FROM sog.recovery a WHERE a.checkpoint_id = c.id AND a.state = 'open'
-				   AND (a.anchor IS NULL OR c.prune_horizon >= a.anchor)),
+				   AND (a.anchor IS NULL OR c.prune_horizon OPERATOR(sog.>=) a.anchor)),
 	   (SELECT count(*) FROM cron.job_run_details d WHERE d.status = 'succeeded')
   FROM sog.checkpoint_metrics m JOIN sog.checkpoint c ON c.id = m.checkpoint_id
  ORDER BY 2};
@@ -425,7 +425,7 @@ is( $node->safe_psql('postgres', qq{SET ROLE sog_worker; SELECT promoted FROM so
 	't', 'the attempt promotes');
 $node->safe_psql('postgres', 'SET ROLE sog_retention; CALL sog.prune_due()');
 is( $node->safe_psql('postgres',
-		q{SELECT (prune_horizon = applied_position) || '/' || (SELECT receipts FROM sog.checkpoint_metrics WHERE checkpoint_id = 4) FROM sog.checkpoint WHERE id = 4}),
+		q{SELECT (prune_horizon OPERATOR(sog.=) applied_position) || '/' || (SELECT receipts FROM sog.checkpoint_metrics WHERE checkpoint_id = 4) FROM sog.checkpoint WHERE id = 4}),
 	'true/0', 'checkpoint 4: with no attempt open, its policy (keep 0) prunes through applied');
 is( $node->safe_psql(
 		'postgres', qq{SET ROLE sog_worker; SELECT sog.apply_batch(4, 2, ARRAY['$ANCHOR', '1000']::sog.position[],

@@ -227,7 +227,7 @@ sub metrics_from_db
 SELECT m.checkpoint_id, m.consumer, m.stream, m."partition", m.criticality, m.state,
        m.generation, coalesce(m.applied_position::text, ''), m.lag, m.open_gaps,
        m.oldest_open_gap_seconds, m.seconds_since_apply, m.receipts, m.open_recoveries,
-       coalesce(s.source_cursor > s.applied_position
+       coalesce(s.source_cursor OPERATOR(sog.>) s.applied_position
                 OR (s.applied_position IS NULL AND s.source_cursor IS NOT NULL), false)::int
   FROM sog.checkpoint_metrics m JOIN sog.status s USING (checkpoint_id)
  ORDER BY 1});

@@ -159,7 +159,7 @@ if cc -O2 -Wall -o "$work/client" "$bench/client.c" -I"$(pg_config --includedir)
 		   AND (SELECT count(DISTINCT partition) FROM sink WHERE partition BETWEEN 50 AND 61) = 12")" = t
 	check "client (w), (p): each checkpoint holds its last page's token and no open read boundary" test "$(psql_db -tAc "
 		SELECT bool_and(c.provider_token = 'T' || c.applied_position::text
-		                AND c.source_cursor = c.applied_position
+		                AND c.source_cursor OPERATOR(sog.=) c.applied_position
 		                AND c.read_hash IS NULL AND c.read_count IS NULL
 		                AND c.applied_position::text::bigint = (SELECT max(pos) FROM sink s WHERE s.partition = b.part))
 		  FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part BETWEEN 56 AND 61")" = t

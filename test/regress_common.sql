@@ -4,6 +4,9 @@
 --
 \set VERBOSITY default
 \set SHOW_CONTEXT never
+-- the position operators are in schema sog (1.2): a user's session puts it
+-- on its search_path to write pos > '5' (README: types)
+SET search_path = public, sog;
 
 -- mask(t): checkpoint, gap and attempt ids, and the time in a fencing
 -- detail, vary from run to run; the tests never depend on them.

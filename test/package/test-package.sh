@@ -240,7 +240,7 @@ test_major() {		# test_major V DEB
 		CREATE EXTENSION $ext;
 		SELECT 'version ' || extversion FROM pg_extension WHERE extname = '$ext';
 		SELECT 'payload_digest = sha256: ' || (sog.payload_digest('stream_offset_guard'::bytea) = sha256('stream_offset_guard'::bytea));
-		SELECT 'position order: ' || ('10'::sog.position > '9'::sog.position AND '1-2'::sog.position < '1-10'::sog.position);
+		SELECT 'position order: ' || ('10'::sog.position OPERATOR(sog.>) '9'::sog.position AND '1-2'::sog.position OPERATOR(sog.<) '1-10'::sog.position);
 		SELECT 'library: ' || regexp_replace(l, '^.* ', '')
 		  FROM regexp_split_to_table(pg_read_file('/proc/' || pg_backend_pid() || '/maps'), E'\n') AS l
 		 WHERE l LIKE '%/$ext.so' LIMIT 1;

@@ -4,9 +4,10 @@
 --
 -- grant_consumer(role, consumer) lets a role act only on that consumer's
 -- checkpoints (several calls add names); without a name, on all of them.
--- Every stateful function checks the session's current role (after SET
--- ROLE) against the grants and refuses other checkpoints with 42501, the
--- checkpoint and the role in the detail.  Consumers here are named
+-- Every stateful function checks the role that calls it (after SET ROLE;
+-- inside a SECURITY DEFINER function, its owner) against the grants and
+-- refuses other checkpoints with 42501, the checkpoint and the role in the
+-- detail.  Consumers here are named
 -- access-*; roles regress_access_*.
 --
 \i test/regress_common.sql
@@ -216,8 +217,10 @@ DROP OWNED BY "Regress_Access_Mixed", "regress_access_it's";
 DELETE FROM sog.role_grant WHERE role IN ('Regress_Access_Mixed', 'regress_access_it''s');
 DROP ROLE "Regress_Access_Mixed", regress_access_mixed, "regress_access_it's";
 
--- A SECURITY DEFINER wrapper does not lend its owner's grant: the caller's
--- own role is checked.
+-- A SECURITY DEFINER wrapper lends its owner's grant to whoever may execute
+-- it, as PostgreSQL's own privileges do (1.2; 1.1 checked the session's
+-- role and refused the caller): the role checked is the one the wrapper
+-- runs as (regression caller_role shows the other way round).
 CREATE ROLE regress_access_app;
 CREATE FUNCTION public.regress_wrapped_owner_check(cp bigint, gen bigint) RETURNS boolean
 	LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog

@@ -6,6 +6,8 @@
 -- The files are /tmp/sog_regress_binary_<backend pid>_*.copy and are removed
 -- at the end.
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 

@@ -2,6 +2,8 @@
 -- casts: bigint, numeric, pg_lsn and text to and from sog.position
 -- (README: the position type)
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \i test/type_helpers.sql
 
 --

@@ -10,6 +10,8 @@
 --
 -- The database must be UTF8 (the non-ASCII buffer hashes below).
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \i test/type_helpers.sql
 
 \set vectors `cat test/contract-v1.json`

@@ -7,6 +7,8 @@
 --   h0 = sha256('sog:buffer:v1')
 --   hi = sha256(h(i-1) || be16(len(Pi)) || Pi || Di)
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \i test/type_helpers.sql
 
 \set vectors `cat test/contract-v1.json`

@@ -3,6 +3,8 @@
 -- the position type): the planner uses them, they answer like a sequential scan,
 -- uniqueness follows position equality, and amcheck finds the btree sound.
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 

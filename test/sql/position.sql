@@ -4,6 +4,8 @@
 -- The vectors are loaded from test/contract-v1.json, never retyped, and
 -- every check compares the extension's answer with the vector.
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \i test/type_helpers.sql
 
 \set vectors `cat test/contract-v1.json`
@@ -243,8 +245,9 @@ SELECT count(*) AS pairs,
   FROM ord_gen a JOIN ord_gen b ON a.i <= 300 AND b.i <= 300;
 
 --
--- 5. The comparison operators live in pg_catalog, so they are found whatever
--- the search_path.
+-- 5. The comparison operators live in schema sog (1.2; before, in
+-- pg_catalog): a query finds them bare with sog on its search_path, or
+-- names them OPERATOR(sog.<).  None is left in pg_catalog.
 --
 SELECT o.oprname, o.oprnamespace::regnamespace AS schema,
        o.oprleft::regtype AS left, o.oprright::regtype AS right,
@@ -257,10 +260,16 @@ SELECT o.oprname, o.oprnamespace::regnamespace AS schema,
         OR o.oprright = 'sog.position'::regtype)
  ORDER BY o.oprname, o.oprleft::regtype::text, o.oprright::regtype::text;
 
-SET search_path = public;
 SELECT '5'::sog.position < '6'::sog.position AS lt,
        '5'::sog.position = '005'::sog.position AS eq;
 CREATE TEMP TABLE sp (pos sog.position);
 INSERT INTO sp VALUES ('50'), ('150'), ('100-1'), ('100');
 SELECT pos FROM sp WHERE pos > '100' ORDER BY pos;
-RESET search_path;
+SET search_path = public;
+\set VERBOSITY terse
+SELECT pos FROM sp WHERE pos > '100' ORDER BY pos;
+\set VERBOSITY default
+SELECT pos FROM sp WHERE pos OPERATOR(sog.>) '100' ORDER BY pos;
+-- ORDER BY, DISTINCT, min/max and indexes use the operator class: no name
+SELECT sog.max(pos) AS max, sog.min(pos) AS min, array_agg(DISTINCT pos ORDER BY pos) AS sorted FROM sp;
+SET search_path = public, sog;

@@ -9,6 +9,8 @@
 -- 3. begin_recovery returns a value of the row type sog.recovery.
 -- 4. Direct writes follow the table: an expression index added by an
 --    operator makes the extension write through the executor instead.
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 \set VERBOSITY terse
 SET client_min_messages = warning;
 

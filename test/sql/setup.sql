@@ -5,6 +5,8 @@
 -- run after this one, in the same database.  pgcrypto is only a test
 -- oracle: its digest() recomputes every SHA-256 the extension produces.
 --
+-- the position operators are in schema sog (1.2; README: types)
+SET search_path = public, sog;
 
 -- pg_regress created the extension (--load-extension); do it again by hand
 -- to see that the control file pins the schema: it is not relocatable.
