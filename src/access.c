@@ -122,7 +122,7 @@ extension_owner(void)
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);	/* held to the end of the transaction */
 	return owner;
 }
 
@@ -220,7 +220,7 @@ read_grants(Oid user, SogGrants *g)
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	table_endscan(scan);
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);	/* held to the end of the transaction */
 }
 
 /* "a", "b" and "c" for a message. */

@@ -173,8 +173,10 @@ lock_row(Relation rel, ItemPointer tid, TupleTableSlot *slot, int64 id,
 		edata = CopyErrorData();
 		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || timeout == 0)
 			PG_RE_THROW();
+		/* out of the error state only to rewrite it, then re-thrown */
 		FlushErrorState();
-		sog_report_lock_timeout(id, &holder, claim && timeout == sog_claim_timeout, timeout);
+		sog_lock_timeout_error(edata, id, &holder, claim && timeout == sog_claim_timeout, timeout);
+		ReThrowError(edata);
 	}
 	PG_END_TRY();
 
@@ -210,7 +212,7 @@ find_row(Relation rel, int64 id, TupleTableSlot *slot)
 	index_rescan(scan, &key, 1, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	index_endscan(scan);
-	index_close(idx, AccessShareLock);
+	index_close(idx, NoLock);	/* held to the end of the transaction */
 	return found;
 }
 
@@ -292,6 +294,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 	TupleTableSlot *slot;
 	const AttrNumber *att;
 	bool		found;
+	bool		after_snapshot = false;
 
 	sog_tables_refresh();
 	sog_citus_use_2pc();
@@ -343,6 +346,16 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 			else if (res != TM_Ok)	/* LockWaitBlock, newest version: cannot be */
 				elog(ERROR, "unexpected table_tuple_lock status %d for checkpoint " INT64_FORMAT,
 					 (int) res, id);
+
+			/*
+			 * At REPEATABLE READ and SERIALIZABLE, a version committed after
+			 * the transaction's snapshot may be read (the fence is checked
+			 * on the newest generation, whatever the level) but not
+			 * written: sog_checkpoint_write raises the serialization
+			 * failure an UPDATE of the row would.
+			 */
+			after_snapshot = found && IsolationUsesXactSnapshot() &&
+				!table_tuple_satisfies_snapshot(rel, slot, GetTransactionSnapshot());
 		}
 		if (shouldfree)
 			heap_freetuple(tup);
@@ -351,6 +364,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 		sog_report_unknown_checkpoint(id, access);
 
 	read_row(slot, att, id, cp);
+	cp->after_snapshot = after_snapshot;
 	remember(cp);
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, NoLock);	/* keep RowExclusiveLock to end of xact */
@@ -377,7 +391,7 @@ sog_checkpoint_read_own(int64 id, SogCheckpoint *cp)
 	if (found)
 		read_row(slot, att, id, cp);
 	ExecDropSingleTupleTableSlot(slot);
-	table_close(rel, AccessShareLock);
+	table_close(rel, NoLock);
 	return found;
 }
 
@@ -486,13 +500,24 @@ change_text(Changes *c, AttrNumber att, const char *now, const char *was)
 void
 sog_checkpoint_write(SogCheckpoint *cp)
 {
-	Relation	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
-	const AttrNumber *att = sog_checkpoint_attnums(rel);
+	Relation	rel;
+	const AttrNumber *att;
 	const SogCpMutable *o = &cp->orig;
 	Changes		c;
 	int			before;
 	SogWriter	w;
 
+	if (cp->after_snapshot)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access to checkpoint " INT64_FORMAT " due to concurrent update",
+						cp->id),
+				 errdetail("This transaction runs at %s; checkpoint " INT64_FORMAT " (generation " INT64_FORMAT ", applied through %s) was changed by a transaction that committed after this one's snapshot.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ",
+						   cp->id, cp->generation, sog_pos_str(cp->applied_position)),
+				 errhint("Retry the whole sink transaction, as after any serialization failure.")));
+	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
+	att = sog_checkpoint_attnums(rel);
 	c.n = 0;
 	if (cp->generation != o->generation)
 		change(&c, att[CP_GENERATION], Int64GetDatum(cp->generation), false);

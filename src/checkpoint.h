@@ -88,6 +88,9 @@ typedef struct SogCheckpoint
 	int64		read_gap_floor; /* the newest gap's id when the read boundary
 								 * was recorded (1.1) */
 	bool		boundary_recorded;	/* set by note_read/halt: write the floor */
+	bool		after_snapshot; /* locked version committed after the
+								 * transaction's snapshot (REPEATABLE READ,
+								 * SERIALIZABLE): a write is 40001 */
 	HeapTuple	tuple;			/* the row version read (and locked) */
 } SogCheckpoint;
 

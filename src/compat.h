@@ -126,25 +126,6 @@ sog_init_range_table(EState *estate, RangeTblEntry *rte, Bitmapset *updated_cols
 #endif
 
 /*
- * A table's CHECK constraints as the executor evaluates them (ExecRelCheck).
- * 18 renamed ResultRelInfo.ri_ConstraintExprs to ri_CheckConstraintExprs,
- * added NOT ENFORCED constraints (ConstrCheck.ccenforced; the executor
- * leaves their ExprState NULL and skips them) and virtual generated columns,
- * which a constraint's expression references and ExecRelCheck expands
- * first (expand_generated_columns_in_expr).
- */
-#if PG_VERSION_NUM >= 180000
-#define SOG_RRI_CHECK_EXPRS(rri)	((rri)->ri_CheckConstraintExprs)
-#define SOG_CHECK_ENFORCED(check)	((check)->ccenforced)
-#define SOG_EXPAND_VIRTUAL_GENERATED(expr, rel) \
-	((Expr *) expand_generated_columns_in_expr((Node *) (expr), (rel), 1))
-#else
-#define SOG_RRI_CHECK_EXPRS(rri)	((rri)->ri_ConstraintExprs)
-#define SOG_CHECK_ENFORCED(check)	((void) (check), true)
-#define SOG_EXPAND_VIRTUAL_GENERATED(expr, rel)	((void) (rel), (expr))
-#endif
-
-/*
  * The primary key's index: 18 lets the caller accept a deferrable one
  * (false keeps the earlier behaviour: an immediate primary key only).
  */

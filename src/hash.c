@@ -11,12 +11,16 @@
  *	Pi = canonical position text, Di = 32-byte payload digest
  *	result = lowercase hex of h(n)
  *
- * One cryptohash context serves every hash of the backend.  It is created
- * on first use under a resource owner of our own that lives as long as the
- * backend, so no transaction's resource owner frees it behind our back (and
- * none warns about a "leak" at commit); pg_cryptohash_init() resets it before
- * each digest, so an error half-way through a digest leaves nothing stale.
- * This keeps the per-record cost at one init/update/final: no allocation.
+ * One cryptohash context serves every hash of a transaction.  It is created
+ * on first use under the transaction's top resource owner (so that a
+ * subtransaction's end does not free it), freed by a transaction callback
+ * before COMMIT or PREPARE releases that owner (which would warn of a leak),
+ * and forgotten at ABORT, whose release frees it.  pg_cryptohash_init()
+ * resets it before each digest, so an error half-way through a digest
+ * leaves nothing stale.  The per-record cost stays one init/update/final:
+ * one allocation per transaction, none per record.  (1.1 kept it for the
+ * backend's life under a resource owner of its own, outside PostgreSQL's
+ * resource-owner life cycle.)
  *
  * Relies on: position_codec.c.
  *
@@ -24,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "common/cryptohash.h"
 #include "fmgr.h"
@@ -38,21 +43,47 @@
 #include "position.h"
 
 static pg_cryptohash_ctx *sha256_ctx = NULL;
-static ResourceOwner sha256_owner = NULL;
+
+static void
+sha256_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			if (sha256_ctx != NULL)
+				pg_cryptohash_free(sha256_ctx);
+			sha256_ctx = NULL;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			sha256_ctx = NULL;	/* the owner's release frees it */
+			break;
+		default:
+			break;
+	}
+}
 
 /*
- * The backend's SHA-256 context, created on first use (see file header).
+ * The transaction's SHA-256 context, created on first use (see file header).
  */
 static pg_cryptohash_ctx *
 get_sha256_ctx(void)
 {
+	static bool registered = false;
+
 	if (sha256_ctx == NULL)
 	{
 		ResourceOwner save = CurrentResourceOwner;
 
-		if (sha256_owner == NULL)
-			sha256_owner = ResourceOwnerCreate(NULL, "stream_offset_guard sha256");
-		CurrentResourceOwner = sha256_owner;
+		if (!registered)
+		{
+			RegisterXactCallback(sha256_xact_callback, NULL);
+			registered = true;
+		}
+		Assert(TopTransactionResourceOwner != NULL);
+		CurrentResourceOwner = TopTransactionResourceOwner;
 		PG_TRY();
 		{
 			sha256_ctx = pg_cryptohash_create(PG_SHA256);

@@ -8,7 +8,7 @@
  *
  * Relies on util.c (values in messages) and SPI.
  * checkpoint.c calls sog_find_holder before it waits (after a lock
- * timeout no query can run) and sog_report_lock_timeout after.
+ * timeout no query can run) and sog_lock_timeout_error after.
  *
  *-------------------------------------------------------------------------
  */
@@ -120,11 +120,15 @@ sog_find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att, SogHolder 
 }
 
 /*
- * The wait for checkpoint id's row lock ended with a lock timeout (55P03):
- * say which checkpoint, who holds it and since when, and what to do.
+ * The wait for checkpoint id's row lock ended with a lock timeout (55P03),
+ * copied into e out of a PG_CATCH: rewrite it to say which checkpoint, who
+ * holds it and since when, and what to do; the caller re-throws it
+ * (ReThrowError).  No catalog or table access: what it says was looked up
+ * before the wait (sog_find_holder).
  */
 void
-sog_report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms)
+sog_lock_timeout_error(ErrorData *e, int64 id, const SogHolder *h, bool claim,
+					   int timeout_ms)
 {
 	StringInfoData detail;
 
@@ -142,16 +146,17 @@ sog_report_lock_timeout(int64 id, const SogHolder *h, bool claim, int timeout_ms
 						 sog_cut(h->gid), sog_cut(h->gid_owner), h->prepared);
 	else
 		appendStringInfoString(&detail, "; its row is locked by an open transaction.");
-	ereport(ERROR,
-			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-			 claim ?
-			 errmsg("could not claim checkpoint " INT64_FORMAT " within %d ms", id, timeout_ms) :
-			 errmsg("could not lock checkpoint " INT64_FORMAT " within lock_timeout (%d ms)", id, timeout_ms),
-			 errdetail_internal("%s", detail.data),
-			 h->known && h->pid != 0 ?
-			 errhint("Retry later, or end that transaction with SELECT pg_terminate_backend(%d).", h->pid) :
-			 h->known && h->gid ?
-			 errhint("Finish that prepared transaction: COMMIT PREPARED %s keeps its sink rows, ROLLBACK PREPARED %s discards them.",
-					 quote_literal_cstr(sog_cut(h->gid)), quote_literal_cstr(sog_cut(h->gid))) :
-			 errhint("Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).")));
+
+	e->sqlerrcode = ERRCODE_LOCK_NOT_AVAILABLE;
+	e->message = claim ?
+		psprintf("could not claim checkpoint " INT64_FORMAT " within %d ms", id, timeout_ms) :
+		psprintf("could not lock checkpoint " INT64_FORMAT " within lock_timeout (%d ms)", id, timeout_ms);
+	e->detail = detail.data;
+	e->detail_log = NULL;
+	e->hint = h->known && h->pid != 0 ?
+		psprintf("Retry later, or end that transaction with SELECT pg_terminate_backend(%d).", h->pid) :
+		h->known && h->gid ?
+		psprintf("Finish that prepared transaction: COMMIT PREPARED %s keeps its sink rows, ROLLBACK PREPARED %s discards them.",
+				 quote_literal_cstr(sog_cut(h->gid)), quote_literal_cstr(sog_cut(h->gid))) :
+		pstrdup("Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).");
 }

@@ -39,10 +39,11 @@ extern void sog_find_holder(HeapTuple tup, TupleDesc desc, const AttrNumber *att
 							SogHolder *h);
 
 /*
- * Raise the 55P03 of a wait for checkpoint id's lock that ended after
- * timeout_ms (claim: the wait was sog.claim_timeout's), naming *h.
+ * Rewrite e, the 55P03 of a wait for checkpoint id's lock that ended after
+ * timeout_ms (claim: the wait was sog.claim_timeout's), to name *h; the
+ * caller re-throws it with ReThrowError.
  */
-extern void sog_report_lock_timeout(int64 id, const SogHolder *h, bool claim,
-									int timeout_ms);
+extern void sog_lock_timeout_error(ErrorData *e, int64 id, const SogHolder *h,
+								   bool claim, int timeout_ms);
 
 #endif							/* SOG_HOLDER_H */

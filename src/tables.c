@@ -75,6 +75,8 @@ static const char *const rc_names[RC_NATTS] = {
 	"created_at"
 };
 
+#define SOG_NTABLES 9			/* the tables of own_rel_names */
+
 static struct
 {
 	bool		callback_registered;
@@ -94,7 +96,15 @@ static struct
 	AttrNumber	cp_att[CP_NATTS];
 	AttrNumber	rc_att[RC_NATTS];
 	SPIPlanPtr	plans[SOG_NPLANS];
+	Oid			own_rels[SOG_NTABLES];	/* own_rel_names' OIDs, for the
+										 * placement check's invalidation */
 } tables;
+
+/* The extension's tables (any of them Citus could distribute). */
+static const char *const own_rel_names[SOG_NTABLES] = {
+	"checkpoint", "receipt", "gap", "manifest_log", "recovery", "provider",
+	"reconfiguration", "role_grant", "retention"
+};
 
 /*
  * Relcache invalidation callback: forget attribute numbers of a table that
@@ -111,9 +121,32 @@ tables_relcache_callback(Datum arg, Oid relid)
 		tables.rc_valid = false;
 		tables.receipt_stale = true;
 	}
-	/* any relation: Citus invalidates the table it distributes */
-	tables.placement_checked = false;
+	/*
+	 * Citus invalidates the table it distributes: check the placement again
+	 * after an invalidation of one of ours (or of every relation), not
+	 * after the DDL of other tables.
+	 */
+	if (relid == InvalidOid)
+		tables.placement_checked = false;
+	else
+	{
+		int			i;
+
+		for (i = 0; i < SOG_NTABLES; i++)
+			if (tables.own_rels[i] == relid)
+				tables.placement_checked = false;
+	}
 	tables.invalidations++;
+}
+
+/* Look up the OIDs of the extension's tables in nsp (InvalidOid: absent). */
+static void
+find_own_rels(Oid nsp)
+{
+	int			i;
+
+	for (i = 0; i < SOG_NTABLES; i++)
+		tables.own_rels[i] = get_relname_relid(own_rel_names[i], nsp);
 }
 
 /* One row of a query on the newest committed catalog state, as text. */
@@ -155,12 +188,17 @@ latest_row(const char *sql, Oid nsp, char **a, char **b)
  *     sog.role_grant): their local heap is no longer where the rows are,
  *     and the executor (writer.c) and the row lock (checkpoint.c) would
  *     read and write the wrong ones.
- * Read on the newest committed catalog state, whatever the isolation
- * level, and checked again after any relcache invalidation (Citus
- * invalidates the table it converts; a function that waited for the
- * conversion's lock sees the invalidation when it gets the lock, and
- * writers check again after opening their table).  Where Citus is not
- * installed the cost is one catalog lookup of pg_extension after DDL.
+ * Read from Citus' metadata tables pg_dist_local_group and
+ * pg_dist_partition (documented in Citus' reference; its citus_tables view
+ * leaves out tables an extension owns and asks every worker for shard
+ * sizes, and citus_is_coordinator() is false on a node with no worker
+ * yet), on the newest committed catalog state, whatever the isolation
+ * level, and checked again after a relcache invalidation of one of the
+ * extension's tables or of every relation (Citus invalidates the table it
+ * converts; a function that waited for the conversion's lock sees the
+ * invalidation when it gets the lock, and writers check again after
+ * opening their table), not after other tables' DDL.  Where Citus is not
+ * installed the cost is one catalog lookup of pg_extension then.
  */
 static void
 check_placement(Oid nsp)
@@ -170,6 +208,8 @@ check_placement(Oid nsp)
 	char	   *method = NULL;
 	uint64		seen = tables.invalidations;	/* an invalidation during the
 												 * check makes it run again */
+
+	find_own_rels(nsp);			/* a table re-created since has a new OID */
 
 	tables.citus_present = OidIsValid(get_extension_oid("citus", true));
 	if (!tables.citus_present)

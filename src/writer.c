@@ -23,14 +23,13 @@
  * of a row whose indexed columns do not change can be HOT, and the WAL
  * record of a same-page update logs only the changed bytes.
  *
- * One thing is kept across calls: the CHECK constraints of a table, parsed
- * and planned (what ExecRelCheck does with stringToNode and
- * ExecPrepareExpr on the first row of every statement, and most of the
- * cost of a one-row write).  They are kept per table in a memory context of
- * their own, dropped by a relcache invalidation of that table (any ALTER
- * TABLE, ADD or DROP CONSTRAINT among them), and turned into ExprStates in
- * each call's EState with ExecInitExpr, in the relcache's order: the
- * executor then evaluates them exactly as for an INSERT or UPDATE.
+ * Nothing is filled in by hand either: the executor builds the CHECK
+ * constraints' expressions itself (ExecRelCheck, on the first row), from
+ * the relcache and the functions as they are now.  (1.1 kept them planned
+ * across calls, dropped only by a relcache invalidation, and set
+ * ri_ConstraintExprs itself: a CREATE OR REPLACE of a function that a
+ * CHECK constraint calls went unseen, and a claim wrote a row the
+ * constraint refuses.)
  *
  * Callers hold the checkpoint's row lock (checkpoint.c) and the relation's
  * RowExclusiveLock; a writer session lives within one SQL function call.
@@ -47,108 +46,13 @@
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
-#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "rewrite/rewriteHandler.h"
-#include "utils/inval.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "compat.h"
 #include "tables.h"
 #include "writer.h"
-
-/* The planned CHECK constraints of one table (see the header). */
-typedef struct CheckCache
-{
-	Oid			relid;
-	bool		valid;
-	int			ncheck;
-	Expr	  **exprs;
-	MemoryContext cxt;
-} CheckCache;
-
-#define SOG_CHECK_CACHES 4
-static CheckCache check_caches[SOG_CHECK_CACHES];
-static bool check_callback_registered = false;
-
-static void
-check_cache_callback(Datum arg, Oid relid)
-{
-	int			i;
-
-	for (i = 0; i < SOG_CHECK_CACHES; i++)
-		if (relid == InvalidOid || check_caches[i].relid == relid)
-			check_caches[i].valid = false;
-}
-
-/* The cache entry of rel, (re)built from its relcache entry if needed. */
-static CheckCache *
-check_cache(Relation rel)
-{
-	TupleConstr *constr = rel->rd_att->constr;
-	CheckCache *cc = NULL;
-	MemoryContext old;
-	int			i;
-
-	if (!check_callback_registered)
-	{
-		CacheRegisterRelcacheCallback(check_cache_callback, (Datum) 0);
-		check_callback_registered = true;
-	}
-	for (i = 0; i < SOG_CHECK_CACHES && cc == NULL; i++)
-		if (check_caches[i].relid == RelationGetRelid(rel))
-			cc = &check_caches[i];
-	for (i = 0; i < SOG_CHECK_CACHES && cc == NULL; i++)
-		if (!check_caches[i].valid)
-			cc = &check_caches[i];
-	if (cc == NULL)
-		cc = &check_caches[0];
-	if (cc->valid && cc->relid == RelationGetRelid(rel) && cc->ncheck == constr->num_check)
-		return cc;
-
-	if (cc->cxt == NULL)
-		cc->cxt = AllocSetContextCreate(CacheMemoryContext, "sog check constraints",
-										ALLOCSET_SMALL_SIZES);
-	MemoryContextReset(cc->cxt);
-	cc->valid = false;
-	cc->relid = RelationGetRelid(rel);
-	cc->ncheck = constr->num_check;
-	old = MemoryContextSwitchTo(cc->cxt);
-	cc->exprs = palloc(sizeof(Expr *) * Max(cc->ncheck, 1));
-	for (i = 0; i < cc->ncheck; i++)
-	{
-		ConstrCheck *check = &constr->check[i];
-
-		/* a NOT ENFORCED constraint has no expression: the executor skips it */
-		cc->exprs[i] = NULL;
-		if (SOG_CHECK_ENFORCED(check))
-			cc->exprs[i] = expression_planner(SOG_EXPAND_VIRTUAL_GENERATED(stringToNode(check->ccbin),
-																		   rel));
-	}
-	MemoryContextSwitchTo(old);
-	cc->valid = true;
-	return cc;
-}
-
-/* The ResultRelInfo's CHECK ExprStates for this call, from the planned ones. */
-static void
-init_checks(SogWriter *w)
-{
-	TupleConstr *constr = w->rel->rd_att->constr;
-	CheckCache *cc;
-	MemoryContext old;
-	int			i;
-
-	if (constr == NULL || constr->num_check == 0)
-		return;
-	cc = check_cache(w->rel);
-	old = MemoryContextSwitchTo(w->estate->es_query_cxt);
-	SOG_RRI_CHECK_EXPRS(w->rri) = palloc(sizeof(ExprState *) * cc->ncheck);
-	for (i = 0; i < cc->ncheck; i++)
-		SOG_RRI_CHECK_EXPRS(w->rri)[i] = ExecInitExpr(cc->exprs[i], NULL);
-	MemoryContextSwitchTo(old);
-}
 
 void
 sog_writer_begin(SogWriter *w, Relation rel, bool update,
@@ -180,7 +84,6 @@ sog_writer_begin(SogWriter *w, Relation rel, bool update,
 		lappend(w->estate->es_opened_result_relations, w->rri);
 	SOG_CHECK_VALID_RESULT_REL(w->rri, update ? CMD_UPDATE : CMD_INSERT);
 	ExecOpenIndices(w->rri, false);
-	init_checks(w);
 	if (update)
 		SOG_EVALPLANQUAL_INIT(&w->epq, w->estate);
 

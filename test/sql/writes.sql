@@ -121,3 +121,23 @@ DROP TRIGGER writes_audit ON sog.checkpoint;
 ALTER TABLE sog.receipt DROP COLUMN written_at;
 DROP FUNCTION public.writes_audit_receipt(), public.writes_audit_checkpoint(), public.writes_refuse();
 DROP TABLE public.writes_audit;
+
+--
+-- 4. A CHECK constraint calls what its functions say now.  The owner's
+-- constraint on sog.checkpoint calls a SQL function; a claim passes it;
+-- the function is replaced by one that refuses every generation; the next
+-- claim in the same session is refused as a plain UPDATE is.  1.1 kept the
+-- constraint planned across calls (the function inlined) and claimed.
+--
+CREATE FUNCTION public.writes_generation_ok(g bigint) RETURNS boolean
+	LANGUAGE sql IMMUTABLE AS $$ SELECT g >= 0 $$;
+ALTER TABLE sog.checkpoint ADD CONSTRAINT writes_generation_ok
+	CHECK (public.writes_generation_ok(generation));
+SELECT generation AS g4 FROM sog.claim(:plain, 'writes-4a') \gset
+CREATE OR REPLACE FUNCTION public.writes_generation_ok(g bigint) RETURNS boolean
+	LANGUAGE sql IMMUTABLE AS $$ SELECT g < 0 $$;
+SELECT state, message FROM pg_temp.err(format($$SELECT sog.claim(%s, 'writes-4b')$$, :plain));
+SELECT state, message FROM pg_temp.err(format($$UPDATE sog.checkpoint SET generation = generation + 1 WHERE id = %s$$, :plain));
+SELECT generation = :g4 AS unchanged, owner FROM sog.checkpoint WHERE id = :plain;
+ALTER TABLE sog.checkpoint DROP CONSTRAINT writes_generation_ok;
+DROP FUNCTION public.writes_generation_ok(bigint);
