@@ -53,6 +53,26 @@ BEGIN
 END
 $$;
 
+-- successor(cp, lo, hi): what a successor does after the worker stopped:
+-- claims (as w2), verifies the boundary with the source's honest re-fetch
+-- of lo..hi, and replays lo..hi; its claim's answer, verify_gap's and the
+-- replay's, as a line.
+CREATE FUNCTION pg_temp.successor(cp bigint, lo bigint, hi bigint) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	p record;
+	verified boolean;
+	replayed text;
+BEGIN
+	SELECT * INTO p FROM sog.claim(cp, 'w2');
+	verified := sog.verify_gap(cp, p.generation, pg_temp.h(pg_temp.range(lo, hi)));
+	replayed := pg_temp.rle(pg_temp.apply_batch(cp, p.generation, pg_temp.range(lo, hi)));
+	RETURN format('claim %s, verify (%s, %s], %s records, the hash of %s..%s: %s; verify_gap %s; replay %s',
+				  p.verdict, p.verify_from, p.verify_to, p.expected_count, lo, hi,
+				  p.expected_hash = pg_temp.h(pg_temp.range(lo, hi)), verified, replayed);
+END
+$$;
+
 -- A COMMIT the guard refuses prints its SQLSTATE only; section 2 shows the
 -- whole error once.
 \set VERBOSITY sqlstate
@@ -104,11 +124,7 @@ SELECT pg_temp.apply(:c2, :g2, '11');
 SELECT pg_temp.bnd(:c2);
 -- A successor (the worker stopped) verifies (10, 20] against the source
 -- and replays the whole page: 20 is applied.
-SELECT verdict, resume_from, verify_from, verify_to, expected_count
-  FROM sog.claim(:c2, 'w2');
-SELECT generation AS g2b FROM sog.checkpoint WHERE id = :c2 \gset
-SELECT sog.verify_gap(:c2, :g2b, pg_temp.h(pg_temp.range(11, 20)));
-SELECT pg_temp.rle(pg_temp.apply_batch(:c2, :g2b, pg_temp.range(11, 20))) AS page_2;
+SELECT pg_temp.successor(:c2, 11, 20);
 SELECT pg_temp.bnd(:c2);
 
 --
@@ -144,12 +160,7 @@ SELECT pg_temp.bnd(:c3);
 SELECT verdict, resume_from, gap_size FROM sog.halt(:c3, :g3, '20', pg_temp.h(pg_temp.range(17, 20)), 4);
 SELECT kind, source_cursor, buffered_count, verdict, note FROM sog.manifest_log
  WHERE checkpoint_id = :c3 ORDER BY id DESC LIMIT 1;
-SELECT verdict, resume_from, verify_from, verify_to, expected_count,
-       expected_hash = pg_temp.h(pg_temp.range(11, 20)) AS hash_of_11_20
-  FROM sog.claim(:c3, 'w2');
-SELECT generation AS g3b FROM sog.checkpoint WHERE id = :c3 \gset
-SELECT sog.verify_gap(:c3, :g3b, pg_temp.h(pg_temp.range(11, 20)));
-SELECT pg_temp.rle(pg_temp.apply_batch(:c3, :g3b, pg_temp.range(11, 20))) AS page_2;
+SELECT pg_temp.successor(:c3, 11, 20);
 SELECT pg_temp.bnd(:c3);
 
 --
@@ -192,10 +203,7 @@ SELECT state, message, detail FROM pg_temp.err($$SELECT pg_temp.apply_batch($1, 
 ROLLBACK;
 SELECT pg_temp.bnd(:c5);
 -- The worker stops (the hint).  Its successor verifies and replays.
-SELECT verdict, verify_from, verify_to FROM sog.claim(:c5, 'w2');
-SELECT generation AS g5b FROM sog.checkpoint WHERE id = :c5 \gset
-SELECT sog.verify_gap(:c5, :g5b, pg_temp.h(pg_temp.range(11, 20)));
-SELECT pg_temp.rle(pg_temp.apply_batch(:c5, :g5b, pg_temp.range(11, 20))) AS page_2;
+SELECT pg_temp.successor(:c5, 11, 20);
 SELECT pg_temp.bnd(:c5);
 -- The same, but the source no longer has 15 either: the successor's
 -- re-fetch does not match, and the gap covers the whole boundary from its
