@@ -782,7 +782,7 @@ for part in 0 1; do
 		"$(sink_count "$part")" "$EVENTS_PER_PARTITION $EVENTS_PER_PARTITION"
 	check "partition $part: one receipt per source event, with the source's digest" \
 		"$(val "SELECT count(*) FROM sog.receipts($cp) r JOIN source_events s
-				  ON s.part = $part AND s.pos::sog.position = r.\"position\"
+				  ON s.part = $part AND s.pos::sog.position OPERATOR(sog.=) r.\"position\"
 				 AND sog.payload_digest(s.payload) = r.payload_digest")" "$EVENTS_PER_PARTITION"
 	check "partition $part: running, applied = cursor = $((EVENTS_PER_PARTITION - 1)), no open gap" \
 		"$(val "SELECT state || ' ' || applied_position || ' ' || source_cursor || ' ' || open_gaps FROM sog.status WHERE checkpoint_id = $cp")" \

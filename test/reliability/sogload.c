@@ -1081,8 +1081,8 @@ hole_accepted(C *c, int64_t lo, int64_t hi)
 				"SELECT count(*) FROM generate_series($2::bigint, $3::bigint) g"
 				" WHERE NOT EXISTS (SELECT 1 FROM sog.gaps($1::bigint) x"
 				"  WHERE x.resolution = 'accepted_loss'"
-				"    AND (x.from_position IS NULL OR x.from_position < g::sog.position)"
-				"    AND x.to_position >= g::sog.position)", 3, p);
+				"    AND (x.from_position IS NULL OR x.from_position OPERATOR(sog.<) g::sog.position)"
+				"    AND x.to_position OPERATOR(sog.>=) g::sog.position)", 3, p);
 	if (r.st == ST_OK)
 		ok = atoll(res_val(&r, 0, 0)) == 0;
 	else
@@ -1172,8 +1172,8 @@ drain_resolve(C *c)
 		pp[1] = pt;
 		r = db_exec(&c->op,
 					"SELECT g.gap_id, CASE WHEN EXISTS (SELECT 1 FROM rel.source s WHERE s.part = $2::int"
-					"   AND s.trimmed AND (g.from_position IS NULL OR s.pos::sog.position > g.from_position)"
-					"   AND s.pos::sog.position <= g.to_position) THEN 'accepted_loss' ELSE 'replayed' END"
+					"   AND s.trimmed AND (g.from_position IS NULL OR s.pos::sog.position OPERATOR(sog.>) g.from_position)"
+					"   AND s.pos::sog.position OPERATOR(sog.<=) g.to_position) THEN 'accepted_loss' ELSE 'replayed' END"
 					"  FROM sog.unresolved_gaps g WHERE g.checkpoint_id = $1::bigint ORDER BY g.gap_id",
 					2, pp);
 	}
@@ -2873,8 +2873,8 @@ operator_main(void)
 		r = db_exec(&db,
 					"SELECT g.gap_id, CASE WHEN EXISTS (SELECT 1 FROM rel.source s"
 					"   WHERE s.part = substr(g.\"partition\", 2)::int AND s.trimmed"
-					"   AND (g.from_position IS NULL OR s.pos::sog.position > g.from_position)"
-					"   AND s.pos::sog.position <= g.to_position) THEN 'accepted_loss' ELSE 'replayed' END,"
+					"   AND (g.from_position IS NULL OR s.pos::sog.position OPERATOR(sog.>) g.from_position)"
+					"   AND s.pos::sog.position OPERATOR(sog.<=) g.to_position) THEN 'accepted_loss' ELSE 'replayed' END,"
 					" g.checkpoint_id, g.reason"
 					" FROM sog.unresolved_gaps g"
 					" WHERE g.criticality = 'critical' OR g.age > interval '2 seconds'"
