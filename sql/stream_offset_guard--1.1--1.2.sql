@@ -232,6 +232,12 @@ DECLARE
 	batch CONSTANT integer := 64;
 BEGIN
 	PERFORM sog.refuse_during_recovery('prune receipts');
+	IF prune_due_body.checkpoint_id IS NULL THEN
+		RAISE EXCEPTION 'checkpoint_id must not be NULL'
+			USING ERRCODE = '22023',
+				  DETAIL = 'sog.prune_due(checkpoint_id, max_receipts) prunes one checkpoint.',
+				  HINT = 'Pass a checkpoint id (sog.status lists them), or CALL sog.prune_due() for every checkpoint that is due.';
+	END IF;
 	IF prune_due_body.max_receipts < 1 THEN
 		RAISE EXCEPTION 'max_receipts must be at least 1'
 			USING ERRCODE = '22023',

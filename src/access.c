@@ -551,21 +551,30 @@ sog_enter(FunctionCallInfo fcinfo, SogBody body, bool writes)
 	bool		definer;
 
 	GetUserIdAndSecContext(&save_user, &save_ctx);
-	if (writes && InSecurityRestrictedOperation())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("cannot call %s within a security-restricted operation",
-						format_procedure(fcinfo->flinfo->fn_oid)),
-				 errdetail("A maintenance command (ANALYZE, VACUUM, CREATE INDEX, REINDEX, REFRESH MATERIALIZED VIEW) is running an expression as the table's owner, role \"%s\"; the guard's state changes only in a call a consumer or operator makes.",
-						   sog_cut(GetUserNameFromId(save_user, false))),
-				 errhint("Call the guard's functions from the worker's own transaction, never from an index expression, a materialized view or a function a maintenance command runs.")));
-
 	proc = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
 	if (!HeapTupleIsValid(proc))
 		elog(ERROR, "cache lookup failed for function %u", fcinfo->flinfo->fn_oid);
 	owner = ((Form_pg_proc) GETSTRUCT(proc))->proowner;
 	definer = ((Form_pg_proc) GETSTRUCT(proc))->prosecdef;
 	ReleaseSysCache(proc);
+
+	/*
+	 * Inside a security-restricted operation: never a function that
+	 * writes; nor, under 1.1's SECURITY DEFINER definitions, one that reads,
+	 * since the role that called it cannot be known there.
+	 */
+	if ((writes || definer) && InSecurityRestrictedOperation())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot call %s within a security-restricted operation",
+						format_procedure(fcinfo->flinfo->fn_oid)),
+				 definer ?
+				 errdetail("A maintenance command (ANALYZE, VACUUM, CREATE INDEX, REINDEX, REFRESH MATERIALIZED VIEW) is running an expression as the table's owner, and this database still has version 1.1's SECURITY DEFINER functions, under which the role that called cannot be known.") :
+				 errdetail("A maintenance command (ANALYZE, VACUUM, CREATE INDEX, REINDEX, REFRESH MATERIALIZED VIEW) is running an expression as the table's owner, role \"%s\"; the guard's state changes only in a call a consumer or operator makes.",
+						   sog_cut(GetUserNameFromId(save_user, false))),
+				 definer ?
+				 errhint("Run ALTER EXTENSION stream_offset_guard UPDATE; call the guard's functions from the worker's own transaction, never from an index expression or a materialized view.") :
+				 errhint("Call the guard's functions from the worker's own transaction, never from an index expression, a materialized view or a function a maintenance command runs.")));
 
 	/*
 	 * Defined by 1.1's script (SECURITY DEFINER, not updated yet): fmgr has

@@ -498,15 +498,8 @@ change_text(Changes *c, AttrNumber att, const char *now, const char *was)
 }
 
 void
-sog_checkpoint_write(SogCheckpoint *cp)
+sog_checkpoint_check_snapshot(const SogCheckpoint *cp)
 {
-	Relation	rel;
-	const AttrNumber *att;
-	const SogCpMutable *o = &cp->orig;
-	Changes		c;
-	int			before;
-	SogWriter	w;
-
 	if (cp->after_snapshot)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -516,6 +509,19 @@ sog_checkpoint_write(SogCheckpoint *cp)
 						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ",
 						   cp->id, cp->generation, sog_pos_str(cp->applied_position)),
 				 errhint("Retry the whole sink transaction, as after any serialization failure.")));
+}
+
+void
+sog_checkpoint_write(SogCheckpoint *cp)
+{
+	Relation	rel;
+	const AttrNumber *att;
+	const SogCpMutable *o = &cp->orig;
+	Changes		c;
+	int			before;
+	SogWriter	w;
+
+	sog_checkpoint_check_snapshot(cp);
 	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
 	att = sog_checkpoint_attnums(rel);
 	c.n = 0;

@@ -125,6 +125,15 @@ extern void sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access,
 extern bool sog_checkpoint_read_own(int64 id, SogCheckpoint *cp);
 
 /*
+ * Raise 40001 if *cp was locked at REPEATABLE READ or SERIALIZABLE in a
+ * version committed after the transaction's snapshot (after_snapshot), as
+ * an UPDATE of the row would: before any write of the checkpoint's row.
+ * sog_checkpoint_write calls it; so does reconfigure, which writes the row
+ * with SQL.
+ */
+extern void sog_checkpoint_check_snapshot(const SogCheckpoint *cp);
+
+/*
  * Write back the columns of *cp that changed since it was read (the row
  * must be locked), through the executor; cp then describes the new row
  * version.  Nothing is written when nothing changed.

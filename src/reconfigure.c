@@ -132,6 +132,8 @@ SOG_ENTRY(sog_reconfigure, true)
 
 		if (s[i].new_value && !sog_text_eq(s[i].new_value, s[i].old_value))
 		{
+			if (!changed)
+				sog_checkpoint_check_snapshot(&cp);	/* before the first write */
 			log_setting(cp.id, &s[i], note);
 			changed = true;
 		}

@@ -79,6 +79,25 @@ like($privileges_before, qr/up_ops sog.status SELECT/, 'the operator may read th
 unlike($privileges_before, qr/up_nobody/, 'a role without grants may do nothing');
 my $before = $node->safe_psql('old', $tables);
 
+# Before the update this module runs 1.0's SECURITY DEFINER functions,
+# under which the role that calls cannot be known: inside a maintenance
+# command it refuses them all, reads too (a scoped role's index expression
+# reading another consumer's gaps during a superuser's ANALYZE)
+$node->safe_psql('old', q{
+GRANT CREATE ON SCHEMA public TO up_scoped;
+SET ROLE up_scoped;
+CREATE FUNCTION public.up_trap(i int) RETURNS int LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN coalesce(current_setting('up.trap', true), '') <> 'on' THEN i
+	            ELSE (SELECT count(*) FROM sog.gaps(3))::int END $$;
+CREATE TABLE public.up_trap (i int);
+CREATE INDEX ON public.up_trap (public.up_trap(i));
+INSERT INTO public.up_trap VALUES (1), (2);
+});
+is(SogTest::sqlstate($node, 'old', 'NONE', q{SET up.trap = on; ANALYZE public.up_trap}), '42501',
+	'before the update, a read inside a maintenance command is refused');
+$node->safe_psql('old', q{DROP TABLE public.up_trap; DROP FUNCTION public.up_trap(int);
+	REVOKE CREATE ON SCHEMA public FROM up_scoped});
+
 #
 # the update
 #

@@ -58,7 +58,7 @@ BEGIN
 				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %) was accepted as "%", but the contract says %',
 					f, pg_catalog.encode(raw, 'hex'), canon,
 					CASE WHEN ref_ok THEN '"' || ref_canon || '"' ELSE 'it is invalid' END; END IF;
-			ELSIF CAST(canon AS sog.position) OPERATOR(pg_catalog.<>) CAST(txt AS sog.position) THEN
+			ELSIF CAST(canon AS sog.position) OPERATOR(sog.<>) CAST(txt AS sog.position) THEN
 				n_fail := n_fail + 1;
 				IF n_fail <= 20 THEN RAISE WARNING 'corpus input % (hex %): its canonical text is a different position',
 					f, pg_catalog.encode(raw, 'hex'); END IF;

@@ -180,3 +180,9 @@ SELECT verdict FROM sog.claim(:cp, 'worker-2');
 SELECT verdict FROM sog.claim(:cp, 'worker-3');
 \c contrib_regression
 DROP DATABASE regress_sog_ascii;
+
+-- A NULL checkpoint id to the operators' PL/pgSQL functions: a clear 22023
+-- for prune_due (1.2; it said "checkpoint <NULL> does not exist"), nothing
+-- due for retention_horizon.
+SELECT sog.prune_due(NULL);
+SELECT sog.retention_horizon(NULL) IS NULL AS nothing_due;
