@@ -109,7 +109,7 @@ sqlsmith:
 
 # The protocol, model-checked with spin (model/README.md).
 model:
-	bash model/run.sh && bash model/run.sh --bug
+	bash model/run.sh && bash model/run.sh --bug && bash model/run.sh --mutants
 
 # Reliability under faults: the workload, the fault loops, the checker
 # (test/reliability/README.md); make test runs the short version.
