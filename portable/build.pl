@@ -1,0 +1,409 @@
+#!/usr/bin/perl
+# portable/build.pl: builds the portable edition's install scripts from the
+# C edition's (docs/portable.md, "One source, two editions").
+#
+#   perl portable/build.pl [--out DIR] [--check] [--until REGEX --name NAME]
+#
+# Replays sql/stream_offset_guard--<first>.sql and every update script up
+# to the control file's default_version, statement by statement, and
+# rewrites only what must differ:
+#
+#   - a C function (LANGUAGE C) becomes the function of the same name and
+#     argument types from portable/*.sql; none there is an error, unless a
+#     portable file names it with "-- @omit <signature>: <reason>" (then its
+#     COMMENT ON FUNCTION goes too);
+#   - a portable file with "-- @at <statement>" is emitted whole in place of
+#     that statement (the first line of the statement, whitespace collapsed,
+#     must equal it), and "-- @drop <regex>" drops every statement whose
+#     collapsed text matches (each regex must match at least once);
+#   - "-- @after <script file name>" emits a portable file after the last
+#     statement of that script;
+#   - pg_extension_config_dump() calls stay in the pg_tle script (an
+#     extension) and leave the plain one.
+#
+# Everything else is copied as it is.  Writes DIR/install.sql (psql -f) and
+# DIR/pg_tle.sql (pgtle.install_extension); --check builds in memory and
+# only reports.  Exit status 1 with the reason on any mismatch.
+#
+# --until REGEX stops the replay before the first statement whose text
+# (with the comments before it) matches REGEX, and installs the part as the
+# extension NAME (DIR/NAME-install.sql, DIR/NAME-pg_tle.sql): the pure part
+# of the surface (sections 2 to 4 of the 1.0 script) is tested this way
+# while the rest is ported.  The checks that every directive matched and
+# every C function has a counterpart then apply to the part replayed.
+use strict;
+use warnings;
+use File::Basename qw(dirname basename);
+use File::Path qw(make_path);
+
+my $root = dirname(dirname(__FILE__));
+my $out = "$root/build/portable";
+my $check = 0;
+my ($until, $partname);
+while (@ARGV) {
+	my $a = shift @ARGV;
+	if ($a eq '--out') { $out = shift @ARGV; }
+	elsif ($a eq '--check') { $check = 1; }
+	elsif ($a eq '--until') { $until = shift @ARGV; }
+	elsif ($a eq '--name') { $partname = shift @ARGV; }
+	else { die "usage: $0 [--out DIR] [--check] [--until REGEX --name NAME]\n"; }
+}
+die "build.pl: --until and --name go together\n" if defined($until) != defined($partname);
+
+my $ext = 'stream_offset_guard';
+my @errors;
+sub fail { push @errors, join('', @_); }
+
+# --- the version chain -----------------------------------------------------
+
+my ($default) = slurp("$root/$ext.control") =~ /^default_version\s*=\s*'([^']+)'/m
+	or die "build.pl: no default_version in $ext.control\n";
+my @scripts = map { basename($_) } glob("$root/sql/$ext--*.sql");
+my %update;		# from => to
+my @installs;
+for my $s (@scripts) {
+	if ($s =~ /^\Q$ext\E--([0-9.]+)--([0-9.]+)\.sql$/) { $update{$1} = $2; }
+	elsif ($s =~ /^\Q$ext\E--([0-9.]+)\.sql$/) { push @installs, $1; }
+}
+my ($first) = sort { vcmp($a, $b) } @installs;
+my @chain = ("$ext--$first.sql");
+for (my $v = $first; $v ne $default;) {
+	my $to = $update{$v} or die "build.pl: no update script from $v toward $default\n";
+	push @chain, "$ext--$v--$to.sql";
+	$v = $to;
+}
+
+# --- the portable sources ----------------------------------------------------
+
+my (%portable_fn, %fn_file, %omit, @drops, %at, %after, %emitted, %file_helpers_out);
+for my $file (sort glob("$root/portable/*.sql")) {
+	my $name = basename($file);
+	my $text = slurp($file);
+	my @stmts = split_sql($text, $name);
+	my ($at) = $text =~ /^-- \@at (.+?)\s*$/m;
+	my ($after) = $text =~ /^-- \@after (\S+)\s*$/m;
+	while ($text =~ /^-- \@drop (.+?)\s*$/mg) {
+		push @drops, { re => qr/$1/, src => "$name: $1", n => 0 };
+	}
+	while ($text =~ /^-- \@omit (.+?\)): (.+?)\s*$/mg) {
+		my ($sig, $why) = ($1, $2);
+		$omit{ normalize_sig($sig) } = { why => $why, seen => 0, src => $name };
+	}
+	if (defined $at) { $at{ collapse($at) } = { file => $name, stmts => \@stmts, used => 0 }; }
+	elsif (defined $after) { push @{ $after{$after} }, { file => $name, stmts => \@stmts }; }
+	for my $st (@stmts) {
+		my $sig = function_sig($st->{sql});
+		next unless defined $sig;
+		fail("$name: $sig is defined twice (also in $fn_file{$sig})") if $fn_file{$sig};
+		$fn_file{$sig} = $name;
+		$portable_fn{$sig} = $st;
+		$emitted{$sig} = 0;
+	}
+	# Library files (no @at/@after): helpers are emitted with the file's
+	# first replacement function.
+	$file_helpers_out{$name} = (defined $at || defined $after) ? 1 : 0;
+	$portable_fn{"\0file:$name"} = \@stmts;
+}
+
+# --- the replay ----------------------------------------------------------------
+
+my @out;		# { sql, ext_only }
+my %c_fn;		# C signatures seen
+my %reported;	# C signatures reported missing
+my $stopped = 0;
+SCRIPT: for my $script (@chain) {
+	my @stmts = split_sql(slurp("$root/sql/$script"), $script);
+	for my $st (@stmts) {
+		my $sql = $st->{sql};
+		if (defined $until && $sql =~ /$until/m) { $stopped = 1; last SCRIPT; }
+		my $flat = collapse(strip_comments($sql));
+		next if $flat eq '';
+		my ($line1) = split /\n/, strip_comments($sql);
+		$line1 = collapse($line1 // '');
+		if (my $blk = $at{$line1} // $at{$flat}) {
+			fail("$blk->{file}: \@at matches twice") if $blk->{used}++;
+			push @out, { sql => "-- portable/$blk->{file}\n" };
+			emit_portable($_) for @{ $blk->{stmts} };
+			next;
+		}
+		if (my @hit = grep { $flat =~ $_->{re} } @drops) {
+			$_->{n}++ for @hit;
+			next;
+		}
+		my $sig = function_sig($sql);
+		if (defined $sig && $sql =~ /\bLANGUAGE\s+C\b/i) {
+			$c_fn{$sig} = 1;
+			if ($omit{$sig}) { $omit{$sig}{seen}++; next; }
+			next if $emitted{$sig};
+			if (!$portable_fn{$sig}) {
+				fail("$script: no portable definition of C function $sig") unless $reported{$sig}++;
+				next;
+			}
+			my $lib = $fn_file{$sig};
+			if (!$file_helpers_out{$lib}) {
+				$file_helpers_out{$lib} = 1;
+				for my $h (@{ $portable_fn{"\0file:$lib"} }) {
+					my $hs = function_sig($h->{sql});
+					next if defined $hs && !helper($hs);
+					emit_portable($h);
+				}
+			}
+			emit_portable($portable_fn{$sig}) unless $emitted{$sig};
+			next;
+		}
+		if ($flat =~ /^COMMENT ON FUNCTION (.+?\)) IS/i && $omit{ normalize_sig($1) }) {
+			next;
+		}
+		if ($flat =~ /^SELECT pg_catalog\.pg_extension_config_dump\(/) {
+			push @out, { sql => $sql, ext_only => 1 };
+			next;
+		}
+		push @out, { sql => $sql };
+	}
+	for my $blk (@{ $after{$script} // [] }) {
+		push @out, { sql => "-- portable/$blk->{file}\n" };
+		emit_portable($_) for @{ $blk->{stmts} };
+	}
+}
+
+# A helper: a portable function with no C function of its signature.
+sub helper { my ($sig) = @_; return !$c_fn{$sig} && !c_defined_anywhere($sig); }
+my %all_c;
+sub c_defined_anywhere {
+	my ($sig) = @_;
+	if (!%all_c) {
+		for my $script (@chain) {
+			for my $st (split_sql(slurp("$root/sql/$script"), $script)) {
+				my $s = function_sig($st->{sql});
+				$all_c{$s} = 1 if defined $s && $st->{sql} =~ /\bLANGUAGE\s+C\b/i;
+			}
+		}
+		$all_c{"\0"} = 1;
+	}
+	return $all_c{$sig};
+}
+
+sub emit_portable {
+	my ($st) = @_;
+	my $sig = function_sig($st->{sql});
+	if (defined $sig) {
+		return if $emitted{$sig}++;
+	}
+	push @out, { sql => $st->{sql} };
+}
+
+die "build.pl: --until matched no statement\n" if defined $until && !$stopped;
+# In a part, a directive or a portable function may concern what follows it.
+for my $d (@drops) { fail("$d->{src}: \@drop matched no statement") unless $d->{n} || $stopped; }
+for my $s (sort keys %omit) {
+	fail("$omit{$s}{src}: \@omit $s: no C function of that signature") unless $omit{$s}{seen} || $stopped;
+}
+for my $k (sort keys %at) { fail("$at{$k}{file}: \@at matched no statement: $k") unless $at{$k}{used} || $stopped; }
+for my $s (sort grep { !/^\0/ } keys %emitted) {
+	next if $stopped;
+	fail("portable/$fn_file{$s}: $s was never emitted (no C function of that signature, and not in an \@at or \@after file)")
+		unless $emitted{$s};
+}
+for my $s (sort keys %c_fn) {
+	fail("C function $s has no portable counterpart") unless $emitted{$s} || $omit{$s} || $reported{$s};
+}
+if (@errors) {
+	print STDERR "portable/build.pl: $_\n" for @errors;
+	printf STDERR "portable/build.pl: %d problem(s); nothing written\n", scalar @errors;
+	exit 1;
+}
+
+# --- the two scripts -------------------------------------------------------------
+
+my $body_ext = join("\n", map { $_->{sql} } @out) . "\n";
+my $body_plain = join("\n", map { $_->{ext_only} ? "-- (extension only) " . oneline($_->{sql}) : $_->{sql} } @out) . "\n";
+my $n_c = scalar(keys %c_fn);
+my $n_port = scalar(grep { $emitted{$_} && $c_fn{$_} } keys %emitted);
+my $head = "-- stream_offset_guard $default, portable edition (SQL and PL/pgSQL), built by\n"
+	. "-- portable/build.pl from " . join(', ', map { "sql/$_" } @chain) . "\n"
+	. "-- and portable/*.sql: $n_port C functions replaced, " . scalar(keys %omit) . " omitted.\n";
+
+my $plain = $head . <<"EOF";
+-- Install or upgrade with: psql -v ON_ERROR_STOP=1 -d <database> -f install.sql
+-- as a role that may create a schema in the database (no superuser).
+\\set ON_ERROR_STOP 1
+BEGIN;
+SET LOCAL check_function_bodies = off;
+SET LOCAL client_min_messages = warning;
+SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = '$ext') AS sog_as_extension,
+       to_regclass('sog.portable_version') IS NOT NULL AS sog_installed,
+       to_regnamespace('sog') IS NOT NULL AS sog_schema
+\\gset
+\\if :sog_as_extension
+\\echo 'stream_offset_guard is installed as an extension in this database: upgrade it with ALTER EXTENSION stream_offset_guard UPDATE'
+SELECT 1/0 AS "stream_offset_guard is installed as an extension";
+\\endif
+\\if :sog_installed
+SELECT version = '$default' AS sog_current FROM sog.portable_version \\gset
+\\if :sog_current
+\\echo 'stream_offset_guard $default (portable) is already installed'
+\\else
+\\echo 'no upgrade path from this version of the portable edition'
+SELECT 1/0 AS "no upgrade path";
+\\endif
+\\else
+\\if :sog_schema
+\\echo 'a schema sog exists but holds no portable edition: drop or rename it first'
+SELECT 1/0 AS "schema sog exists";
+\\endif
+CREATE SCHEMA sog;
+$body_plain
+CREATE TABLE sog.portable_version (version text NOT NULL);
+COMMENT ON TABLE sog.portable_version IS 'the version of the portable edition installed by install.sql (a later install.sql upgrades from it)';
+INSERT INTO sog.portable_version VALUES ('$default');
+REVOKE ALL ON TABLE sog.portable_version FROM PUBLIC;
+GRANT SELECT ON TABLE sog.portable_version TO PUBLIC;
+\\endif
+COMMIT;
+EOF
+
+my $tag = '$_sog_portable_$';
+die "build.pl: the script contains the pg_tle quote $tag\n" if index($body_ext, $tag) >= 0;
+my $tle_name = $partname // $ext;
+my $tle = $head . <<"EOF";
+-- Install with: psql -v ON_ERROR_STOP=1 -d <database> -f pg_tle.sql, as a role
+-- granted pgtle_admin (no superuser); then CREATE EXTENSION $tle_name.
+\\set ON_ERROR_STOP 1
+SELECT pgtle.install_extension(
+	'$tle_name', '$default',
+	'exactly-once stream consumption into PostgreSQL (portable edition: SQL and PL/pgSQL)',
+$tag
+SET LOCAL check_function_bodies = off;
+$body_ext
+$tag,
+	NULL, 'sog');
+EOF
+
+if ($check) {
+	printf "portable/build.pl: %s: %d statements, %d C functions replaced, %d omitted (check only)\n",
+		$default, scalar @out, $n_port, scalar keys %omit;
+	exit 0;
+}
+make_path($out);
+my $prefix = defined $partname ? "$partname-" : '';
+spew("$out/${prefix}install.sql", $plain);
+spew("$out/${prefix}pg_tle.sql", $tle);
+printf "portable/build.pl: %s/%sinstall.sql and %spg_tle.sql (%s%s: %d statements, %d C functions replaced, %d omitted)\n",
+	$out, $prefix, $prefix, $default, defined $partname ? ", the part before /$until/" : '',
+	scalar @out, $n_port, scalar keys %omit;
+exit 0;
+
+# --- helpers -------------------------------------------------------------------------
+
+sub slurp { my ($f) = @_; open(my $fh, '<', $f) or die "build.pl: $f: $!\n"; local $/; my $t = <$fh>; close $fh; return $t; }
+sub spew { my ($f, $t) = @_; open(my $fh, '>', $f) or die "build.pl: $f: $!\n"; print $fh $t; close $fh or die "build.pl: $f: $!\n"; }
+sub vcmp { my @a = split /\./, $_[0]; my @b = split /\./, $_[1]; while (@a || @b) { my $c = (shift(@a) // 0) <=> (shift(@b) // 0); return $c if $c; } return 0; }
+sub collapse { my ($s) = @_; $s =~ s/\s+/ /g; $s =~ s/^ //; $s =~ s/ $//; return $s; }
+sub oneline { my ($s) = @_; return collapse(strip_comments($s)); }
+
+# SQL text without -- and /* */ comments (strings and dollar quotes kept).
+sub strip_comments {
+	my ($s) = @_;
+	my $o = '';
+	while (length $s) {
+		if ($s =~ s/^(\$([A-Za-z_][A-Za-z_0-9]*)?\$)//) {
+			my $q = $1;
+			my $i = index($s, $q);
+			$i = length($s) if $i < 0;
+			$o .= $q . substr($s, 0, $i + length($q), '');
+		} elsif ($s =~ s/^('(?:[^']|'')*')//) { $o .= $1; }
+		elsif ($s =~ s/^("(?:[^"]|"")*")//) { $o .= $1; }
+		elsif ($s =~ s/^--[^\n]*//) { }
+		elsif ($s =~ s{^/\*.*?\*/}{}s) { $o .= ' '; }
+		else { $s =~ s/^([^\$'"\-\/]+|.)//s; $o .= $1; }
+	}
+	return $o;
+}
+
+# Split a script into statements, each with the comments before it.  A line
+# starting with a backslash (psql: \echo ... \quit) is dropped.
+sub split_sql {
+	my ($text, $name) = @_;
+	$text =~ s/^\\[^\n]*\n//mg;
+	my @st;
+	my $cur = '';
+	my $s = $text;
+	while (length $s) {
+		if ($s =~ s/^(\$([A-Za-z_][A-Za-z_0-9]*)?\$)//) {
+			my $q = $1;
+			my $i = index($s, $q);
+			die "build.pl: $name: unterminated $q\n" if $i < 0;
+			$cur .= $q . substr($s, 0, $i + length($q), '');
+		} elsif ($s =~ s/^([Ee]'(?:[^'\\]|\\.|'')*')//s) { $cur .= $1; }
+		elsif ($s =~ s/^('(?:[^']|'')*')//) { $cur .= $1; }
+		elsif ($s =~ s/^("(?:[^"]|"")*")//) { $cur .= $1; }
+		elsif ($s =~ s/^(--[^\n]*)//) { $cur .= $1; }
+		elsif ($s =~ s{^(/\*.*?\*/)}{}s) { $cur .= $1; }
+		elsif ($s =~ s/^;//) {
+			$cur .= ';';
+			push @st, { sql => trim_stmt($cur) };
+			$cur = '';
+		} else { $s =~ s/^([^\$'"\-\/;Ee]+|.)//s; $cur .= $1; }
+	}
+	die "build.pl: $name: text after the last statement: " . substr(collapse($cur), 0, 60) . "\n"
+		if collapse(strip_comments($cur)) ne '';
+	return grep { collapse(strip_comments($_->{sql})) ne '' } @st;
+}
+sub trim_stmt { my ($s) = @_; $s =~ s/^\s*\n//; $s =~ s/^\s+(?=\S)//; return $s; }
+
+# "sog.name(type, ...)" of a CREATE FUNCTION statement, or undef.
+sub function_sig {
+	my ($sql) = @_;
+	my $flat = collapse(strip_comments($sql));
+	return undef unless $flat =~ /^CREATE (?:OR REPLACE )?FUNCTION ([a-z_.]+|"[^"]+"|[a-z_]+\."[^"]+")\s*\(/i;
+	my $name = lc $1;
+	$name =~ s/"//g;
+	my $rest = substr($flat, $+[0]);
+	my ($depth, $args) = (1, '');
+	for my $c (split //, $rest) {
+		$depth++ if $c eq '(';
+		$depth-- if $c eq ')';
+		last if $depth == 0;
+		$args .= $c;
+	}
+	return normalize_sig("$name($args)");
+}
+
+my %type_word;
+BEGIN {
+	%type_word = map { $_ => 1 } qw(bigint integer int int4 int8 smallint text bytea boolean bool numeric
+		internal cstring pg_lsn interval timestamptz timestamp regrole regclass name oid double real
+		character varchar char uuid json jsonb anyelement anyarray record void date time trigger);
+}
+sub normalize_sig {
+	my ($sig) = @_;
+	my ($name, $args) = $sig =~ /^\s*([^(]+?)\s*\((.*)\)\s*$/s or return $sig;
+	$name = lc $name;
+	$name =~ s/"//g;
+	my @types;
+	my ($depth, $cur) = (0, '');
+	my @parts;
+	for my $c (split //, $args) {
+		$depth++ if $c eq '(';
+		$depth-- if $c eq ')';
+		if ($c eq ',' && $depth == 0) { push @parts, $cur; $cur = ''; next; }
+		$cur .= $c;
+	}
+	push @parts, $cur if $cur =~ /\S/;
+	for my $p (@parts) {
+		$p = collapse($p);
+		$p =~ s/\s+(?:DEFAULT\b|=).*$//is;
+		next if $p =~ /^(?:OUT)\s/i;
+		$p =~ s/^(?:IN|INOUT|VARIADIC)\s+//i;
+		my @tok = split / /, $p;
+		my $t0 = lc($tok[0] // '');
+		$t0 =~ s/"//g;
+		shift @tok if @tok > 1 && !$type_word{ (split /[.\[]/, $t0)[0] } && $t0 !~ /\./;
+		my $t = lc join(' ', @tok);
+		$t =~ s/"//g;
+		$t =~ s/^int8$/bigint/; $t =~ s/^(int|int4)$/integer/; $t =~ s/^bool$/boolean/;
+		$t =~ s/^timestamp with time zone$/timestamptz/;
+		push @types, $t;
+	}
+	return "$name(" . join(', ', @types) . ")";
+}
