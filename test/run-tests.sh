@@ -267,7 +267,7 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 # below is the order they run in.  SOG_SUITES (space-separated names) runs
 # only those: make test-versions runs the ones that need a server and no
 # broker against each PostgreSQL major (test/versions/run.sh says which).
-all_suites="released-scripts docs getting-started regress isolation tap alerts model bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
+all_suites="released-scripts docs getting-started regress isolation tap alerts model portable bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
 
 # A released version's install script is never edited again (CHANGELOG):
 # test/released.sha256 holds the checksum of each as released.
@@ -419,6 +419,16 @@ suite_model() {
 	else
 		suite_result model-mutants failed "a broken variant of a property was not caught"
 	fi
+}
+
+# The portable edition (docs/portable.md; test/portable/run.sh): built from
+# the tree, installed through pg_tle by a role that is not a superuser and
+# by the plain script, checked against the contract's vectors and, answer by
+# answer, against the C edition installed above.  Its own clusters, on
+# sockets of their own.  So far the pure part of the surface (positions,
+# hashes, halt evaluation).
+suite_portable() {
+	run_suite portable build -- bash "$srcdir/test/portable/run.sh" --major "${PG_MAJOR:-15}"
 }
 
 # The benchmark's scripts, once each for about a second against the test

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+#
+# test/portable/run.sh: the portable edition (docs/portable.md) installed
+# the way a managed service's user installs it, and compared with the C
+# edition.  Today it covers the pure part of the surface (positions, hashes,
+# halt evaluation: sections 2 to 4 of the 1.0 script), which
+# portable/build.pl builds as the extension sog_pure:
+#
+#   1. pg_tle 1.5.3 from ../shared/vendor (test/portable/vendor path below),
+#      built against this machine's PostgreSQL into build/pg_tle/<major>/
+#      (seconds; reused while the tarball and the major are the same);
+#   2. a private copy of PostgreSQL with pg_tle and without the C edition
+#      (pg_tle refuses an extension name a file-based extension has), a
+#      throwaway cluster with shared_preload_libraries = pg_tle;
+#   3. as a role that is not a superuser and holds pgtle_admin:
+#      pgtle.install_extension, then CREATE EXTENSION; as a role with CREATE
+#      on its database only: psql -f <part>-install.sql, twice (the second
+#      run finds it installed);
+#   4. the contract's vectors (test/contract-v1.json) against both installs;
+#   5. the differential: test/portable/pure_diff.sql over the inputs of
+#      test/portable/gen_inputs.pl, against the C edition (installed on the
+#      system's PostgreSQL by make install, in its own throwaway cluster) and
+#      the portable one; every answer must be the same.
+#
+#   test/portable/run.sh [--major N]
+#
+# Prints "portable: passed (...)" or the failures; exit status 1 on any.
+
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+source "$srcdir/test/lib.sh"
+
+major=15
+while [ $# -gt 0 ]; do
+	case $1 in
+		--major) major=$2; shift 2 ;;
+		*) echo "usage: $0 [--major N]" >&2; exit 2 ;;
+	esac
+done
+
+t0=$(date +%s)
+say() { printf '\n=== %s\n' "$*"; }
+failures=()
+fail() { echo "portable: FAILED: $*"; failures+=("$*"); }
+finish() {
+	if [ ${#failures[@]} -eq 0 ]; then
+		echo "portable: passed ($*; $(($(date +%s) - t0)) s)"
+		exit 0
+	fi
+	echo "portable: ${#failures[@]} failure(s) in $(($(date +%s) - t0)) s"
+	exit 1
+}
+
+ext=stream_offset_guard
+part=sog_pure
+tarball=${PG_TLE_TARBALL:-$srcdir/../shared/vendor/pg_tle/pg_tle-1.5.3.tar.gz}
+sysbin=/usr/lib/postgresql/$major/bin
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sog-portable.XXXXXX")
+chmod 755 "$tmp"
+umask 022
+servers=()
+cleanup() {
+	local rc=$? s
+	for s in "${servers[@]}"; do
+		if [ -f "${s#* }/postmaster.pid" ]; then
+			as_pg "${s%% *}/pg_ctl" -D "${s#* }" -m immediate -w stop >/dev/null 2>&1 || true
+		fi
+	done
+	if [ "${KEEP_TMP:-0}" = 1 ]; then echo "portable: KEEP_TMP=1, $tmp stays"; else rm -rf "$tmp"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+as_pg() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u postgres -- env HOME="$tmp" PATH="$PATH" "$@"
+	else
+		"$@"
+	fi
+}
+
+# start_cluster BINDIR NAME [SETTING...]: initdb and start on a socket in
+# $tmp/NAME; sets $sock.
+start_cluster() {
+	local bindir=$1 name=$2 data=$tmp/$1-data
+	shift 2
+	data=$tmp/$name-data
+	sock=$tmp/$name-sock
+	mkdir -p "$sock" && chown postgres: "$sock" "$tmp" 2>/dev/null || true
+	as_pg "$bindir/initdb" -D "$data" -A trust -U postgres --locale=C.UTF-8 >"$tmp/$name-initdb.log" 2>&1 ||
+		{ cat "$tmp/$name-initdb.log"; return 1; }
+	{
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$sock'"
+		echo "fsync = off"
+		for s in "$@"; do echo "$s"; done
+	} >>"$data/postgresql.conf"
+	as_pg "$bindir/pg_ctl" -D "$data" -l "$tmp/$name.log" -w start >/dev/null ||
+		{ tail -20 "$tmp/$name.log"; return 1; }
+	servers+=("$bindir $data")
+}
+
+# --- 1. packages and pg_tle ----------------------------------------------------------
+
+say "packages"
+sog_install_packages make gcc libc6-dev perl "postgresql-$major" "postgresql-server-dev-$major" \
+	flex bison libkrb5-dev || { fail "packages"; finish; }
+
+say "pg_tle"
+if [ ! -f "$tarball" ]; then
+	fail "pg_tle source $tarball is missing"
+	finish
+fi
+sum=$(sha256sum "$tarball" | cut -c1-16)
+tle=$srcdir/build/pg_tle/$major-$sum
+if [ -f "$tle/.built" ]; then
+	echo "pg_tle: reusing $tle"
+else
+	rm -rf "$tle"
+	mkdir -p "$tle/src" "$tle/stage"
+	tar -C "$tle/src" --strip-components=1 -xzf "$tarball"
+	if ! (cd "$tle/src" && make -s with_llvm=no PG_CONFIG="$sysbin/pg_config" >"$tle/build.log" 2>&1 &&
+		make -s with_llvm=no PG_CONFIG="$sysbin/pg_config" DESTDIR="$tle/stage" install >>"$tle/build.log" 2>&1); then
+		tail -30 "$tle/build.log"
+		fail "pg_tle does not build against PostgreSQL $major"
+		finish
+	fi
+	touch "$tle/.built"
+	echo "pg_tle: built in $tle ($(($(date +%s) - t0)) s)"
+fi
+
+# The private copy: lib/ and share/ of the system's PostgreSQL without any
+# file of the C edition, with pg_tle's files added.
+R=$tmp/pg
+mkdir -p "$R/usr/lib/postgresql" "$R/usr/share/postgresql"
+cp -a "/usr/lib/postgresql/$major" "$R/usr/lib/postgresql/"
+cp -a "/usr/share/postgresql/$major" "$R/usr/share/postgresql/"
+rm -rf "$R/usr/lib/postgresql/$major/lib/$ext.so" "$R/usr/lib/postgresql/$major/lib/bitcode/$ext"* \
+	"$R/usr/share/postgresql/$major/extension/$ext"[.-]*
+cp -a "$tle/stage/usr/." "$R/usr/"
+pbin=$R/usr/lib/postgresql/$major/bin
+if ls "$R/usr/share/postgresql/$major/extension/" | grep -q "^$ext"; then
+	fail "the private copy still has files of the C edition"
+fi
+
+# --- 2. the part, built from the tree --------------------------------------------------
+
+say "build ($part: the pure part of the surface)"
+out=$tmp/portable
+if ! perl "$srcdir/portable/build.pl" --out "$out" --until '^-- 5\.' --name "$part"; then
+	fail "portable/build.pl"
+	finish
+fi
+chmod -R a+rX "$out"
+
+# --- 3. installs as roles that are not superusers ----------------------------------------
+
+say "cluster with pg_tle (PostgreSQL $major, private copy, no C edition)"
+start_cluster "$pbin" tle "shared_preload_libraries = 'pg_tle'" || { fail "cluster"; finish; }
+tsock=$sock
+psql_t() { as_pg "$pbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$tsock" "$@"; }
+psql_t -U postgres -d postgres <<'EOF' || fail "cluster setup"
+CREATE DATABASE tle;
+CREATE DATABASE plain;
+CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+CREATE ROLE sog_plain_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+GRANT CREATE ON DATABASE tle TO sog_tle_admin;
+GRANT CREATE ON DATABASE plain TO sog_plain_owner;
+\c tle
+CREATE EXTENSION pg_tle;
+GRANT pgtle_admin TO sog_tle_admin;
+EOF
+
+say "pg_tle: install_extension and CREATE EXTENSION as sog_tle_admin (pgtle_admin, not a superuser)"
+if psql_t -U sog_tle_admin -d tle -f "$out/$part-pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
+	psql_t -U sog_tle_admin -d tle -c "CREATE EXTENSION $part" >>"$tmp/tle-install.log" 2>&1; then
+	psql_t -U sog_tle_admin -d tle -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$part'"
+else
+	cat "$tmp/tle-install.log"
+	fail "install through pg_tle as a pgtle_admin role"
+fi
+
+say "plain script: psql -f as sog_plain_owner (CREATE on the database only), twice"
+if psql_t -U sog_plain_owner -d plain -f "$out/$part-install.sql" >"$tmp/plain-install.log" 2>&1 &&
+	psql_t -U sog_plain_owner -d plain -f "$out/$part-install.sql" >>"$tmp/plain-install.log" 2>&1; then
+	grep -h "already installed" "$tmp/plain-install.log" || fail "the second run of the plain script did not find it installed"
+	psql_t -U sog_plain_owner -d plain -At -c "SELECT 'installed portable ' || version || ', schema owner ' || (SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog') FROM sog.portable_version"
+else
+	cat "$tmp/plain-install.log"
+	fail "install with the plain script as a role with CREATE on the database"
+fi
+
+# --- 4. the contract's vectors ----------------------------------------------------------------
+
+say "contract vectors"
+for db in tle plain; do
+	res=$(cd "$srcdir" && psql_t -U postgres -d "$db" -At -v vectors="$(cat test/contract-v1.json)" \
+		-f test/portable/contract.sql 2>&1)
+	printf '%s\n' "$res" | sed "s/^/$db: /" | grep -v ' ok$' || true
+	printf '%s\n' "$res" | grep -q '^vectors: [0-9]* checked, 0 failed$' || fail "contract vectors ($db)"
+done
+
+# --- 5. the differential against the C edition ---------------------------------------------------
+
+say "differential: the same questions to the C edition and the portable one"
+if [ ! -f "/usr/share/postgresql/$major/extension/$ext.control" ]; then
+	fail "the C edition is not installed for PostgreSQL $major (make install first)"
+	finish
+fi
+start_cluster "$sysbin" c || { fail "C edition cluster"; finish; }
+csock=$sock
+as_pg "$sysbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$csock" -U postgres -d postgres \
+	-c "CREATE EXTENSION $ext" >/dev/null || fail "CREATE EXTENSION $ext (C edition)"
+perl "$here/gen_inputs.pl" "${PORTABLE_DIFF_N:-2000}" >"$tmp/inputs.txt"
+chmod a+r "$tmp/inputs.txt"
+as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d postgres \
+	-f "$here/pure_diff.sql" <"$tmp/inputs.txt" >"$tmp/c.out" 2>&1 || { tail -5 "$tmp/c.out"; fail "pure_diff.sql on the C edition"; }
+for db in tle plain; do
+	psql_t -At -U postgres -d "$db" -f "$here/pure_diff.sql" <"$tmp/inputs.txt" >"$tmp/$db.out" 2>&1 ||
+		{ tail -5 "$tmp/$db.out"; fail "pure_diff.sql on the portable edition ($db)"; continue; }
+	if cmp -s "$tmp/c.out" "$tmp/$db.out"; then
+		echo "$db: $(wc -l <"$tmp/c.out") answers, all the same as the C edition's"
+	else
+		diff "$tmp/c.out" "$tmp/$db.out" | cut -c1-300 | head -40
+		fail "the portable edition ($db) answers $(diff "$tmp/c.out" "$tmp/$db.out" | grep -c '^>') question(s) differently"
+	fi
+done
+
+finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition"
