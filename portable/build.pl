@@ -16,6 +16,11 @@
 #     that statement (the first line of the statement, whitespace collapsed,
 #     must equal it), and "-- @drop <regex>" drops every statement whose
 #     collapsed text matches (each regex must match at least once);
+#   - "-- @rewrite <regex> | <from> | <to>" replaces the text <from> by <to>
+#     (<to> may be empty) in every statement whose collapsed text matches,
+#     which is then kept (each must match, and its <from> be found, at least
+#     once): the C edition's statement stays the one copy where a word
+#     differs;
 #   - "-- @after <script file name>" emits a portable file after the last
 #     statement of that script;
 #   - pg_extension_config_dump() calls stay in the pg_tle script (an
@@ -75,7 +80,7 @@ for (my $v = $first; $v ne $default;) {
 
 # --- the portable sources ----------------------------------------------------
 
-my (%portable_fn, %fn_file, %omit, @drops, %at, %after, %emitted, %file_helpers_out);
+my (%portable_fn, %fn_file, %omit, @drops, @rewrites, %at, %after, %emitted, %file_helpers_out);
 for my $file (sort glob("$root/portable/*.sql")) {
 	my $name = basename($file);
 	my $text = slurp($file);
@@ -84,6 +89,9 @@ for my $file (sort glob("$root/portable/*.sql")) {
 	my ($after) = $text =~ /^-- \@after (\S+)\s*$/m;
 	while ($text =~ /^-- \@drop (.+?)\s*$/mg) {
 		push @drops, { re => qr/$1/, src => "$name: $1", n => 0 };
+	}
+	while ($text =~ /^-- \@rewrite (.+?) \| (.+?) \|(?: (.*?))?\s*$/mg) {
+		push @rewrites, { re => qr/$1/, from => $2, to => $3 // '', src => "$name: $1 | $2", n => 0 };
 	}
 	while ($text =~ /^-- \@omit (.+?\)): (.+?)\s*$/mg) {
 		my ($sig, $why) = ($1, $2);
@@ -129,6 +137,12 @@ SCRIPT: for my $script (@chain) {
 		if (my @hit = grep { $flat =~ $_->{re} } @drops) {
 			$_->{n}++ for @hit;
 			next;
+		}
+		for my $rw (grep { $flat =~ $_->{re} } @rewrites) {
+			my $i = index($sql, $rw->{from});
+			next if $i < 0;
+			$sql =~ s/\Q$rw->{from}\E/$rw->{to}/g;
+			$rw->{n}++;
 		}
 		my $sig = function_sig($sql);
 		if (defined $sig && $sql =~ /\bLANGUAGE\s+C\b/i) {
@@ -195,6 +209,7 @@ sub emit_portable {
 die "build.pl: --until matched no statement\n" if defined $until && !$stopped;
 # In a part, a directive or a portable function may concern what follows it.
 for my $d (@drops) { fail("$d->{src}: \@drop matched no statement") unless $d->{n} || $stopped; }
+for my $r (@rewrites) { fail("$r->{src}: \@rewrite changed no statement") unless $r->{n} || $stopped; }
 for my $s (sort keys %omit) {
 	fail("$omit{$s}{src}: \@omit $s: no C function of that signature") unless $omit{$s}{seen} || $stopped;
 }

@@ -10,7 +10,8 @@
 --
 -- @at CREATE TYPE sog.position;
 -- @drop ^CREATE TYPE sog\.position \(
--- @drop ^CREATE OPERATOR pg_catalog\.
+-- @rewrite ^CREATE OPERATOR pg_catalog\. | pg_catalog. | sog.
+-- @rewrite ^CREATE OPERATOR pg_catalog\.= | , HASHES, MERGES |
 -- @drop ^CREATE OPERATOR CLASS sog\.position_
 -- @drop ^CREATE AGGREGATE sog\.(max|min)\(sog\.position\)
 -- @drop ^CREATE CAST \(
@@ -124,8 +125,6 @@ CREATE DOMAIN sog.position AS text COLLATE sog.position_order
 			AND length(VALUE) - length(replace(VALUE, '-', '')) <= 7
 			AND (length(VALUE) <= 160 OR sog.position_components_fit(VALUE)))
 		   OR sog.position_refuse(VALUE));
-COMMENT ON TYPE sog.position IS
-	'stream position: 1 to 8 non-negative integers joined by "-", ordered component by component';
 
 CREATE FUNCTION sog.position(text) RETURNS sog.position
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -172,41 +171,16 @@ CREATE FUNCTION sog.position_components(sog.position) RETURNS integer
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN length($1) - length(replace($1, '-', '')) + 1;
 
--- The operators, in sog as in the C edition.  Text's own operators give
--- the same answers on two positions (the domain's collation orders them),
--- so these exist for queries written OPERATOR(sog.>); no HASHES or MERGES:
--- the operator classes they would need are text's.
-CREATE OPERATOR sog.< (
-	LEFTARG = sog.position, RIGHTARG = sog.position, FUNCTION = sog.position_lt,
-	COMMUTATOR = OPERATOR(sog.>), NEGATOR = OPERATOR(sog.>=),
-	RESTRICT = scalarltsel, JOIN = scalarltjoinsel
-);
-CREATE OPERATOR sog.<= (
-	LEFTARG = sog.position, RIGHTARG = sog.position, FUNCTION = sog.position_le,
-	COMMUTATOR = OPERATOR(sog.>=), NEGATOR = OPERATOR(sog.>),
-	RESTRICT = scalarlesel, JOIN = scalarlejoinsel
-);
-CREATE OPERATOR sog.= (
-	LEFTARG = sog.position, RIGHTARG = sog.position, FUNCTION = sog.position_eq,
-	COMMUTATOR = OPERATOR(sog.=), NEGATOR = OPERATOR(sog.<>),
-	RESTRICT = eqsel, JOIN = eqjoinsel
-);
-CREATE OPERATOR sog.<> (
-	LEFTARG = sog.position, RIGHTARG = sog.position, FUNCTION = sog.position_ne,
-	COMMUTATOR = OPERATOR(sog.<>), NEGATOR = OPERATOR(sog.=),
-	RESTRICT = neqsel, JOIN = neqjoinsel
-);
-CREATE OPERATOR sog.>= (
-	LEFTARG = sog.position, RIGHTARG = sog.position, FUNCTION = sog.position_ge,
-	COMMUTATOR = OPERATOR(sog.<=), NEGATOR = OPERATOR(sog.<),
-	RESTRICT = scalargesel, JOIN = scalargejoinsel
-);
-CREATE OPERATOR sog.> (
-	LEFTARG = sog.position, RIGHTARG = sog.position, FUNCTION = sog.position_gt,
-	COMMUTATOR = OPERATOR(sog.<), NEGATOR = OPERATOR(sog.<=),
-	RESTRICT = scalargtsel, JOIN = scalargtjoinsel
-);
+-- The operators are the C edition's statements with their schema changed
+-- from pg_catalog to sog (the rewrite-directives above), without HASHES and
+-- MERGES: the operator classes they would need are text's.  Text's own
+-- operators give the same answers on two positions (the domain's collation
+-- orders them); these serve queries written OPERATOR(sog.>).
 
+-- min and max without SORTOP: the planner's index optimisation of them
+-- looks the operator up in a btree family, and sog.> is in none ("could not
+-- find equality operator for ordering operator"); pg_catalog's min and max
+-- of text give the same answers on positions, with that optimisation.
 CREATE AGGREGATE sog.max(sog.position) (
 	SFUNC = sog.position_larger, STYPE = sog.position, COMBINEFUNC = sog.position_larger,
 	PARALLEL = SAFE

@@ -12,24 +12,15 @@ SET search_path = public, sog;
 CREATE TEMP TABLE v AS SELECT :'vectors'::jsonb AS j;
 CREATE TEMP TABLE result (what text, ok boolean, got text);
 
-CREATE FUNCTION pg_temp.ask(q text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE q INTO r;
-	RETURN coalesce(r, 'NULL');
-EXCEPTION WHEN OTHERS THEN
-	RETURN 'ERROR ' || SQLSTATE;
-END
-$$;
+-- pg_temp.try(query): its answer, or 'ERROR <sqlstate>'.
+\ir ../type_helpers.sql
 
 -- positions: canonical text or 22P02
 INSERT INTO result
 SELECT 'position ' || (e->>'input'),
 	   got = CASE WHEN e ? 'error' THEN 'ERROR 22P02' ELSE e->>'canonical' END, got
   FROM v, jsonb_array_elements(j->'positions') e,
-	   LATERAL (SELECT pg_temp.ask(format('SELECT sog.position(%L::text)::text', e->>'input')) AS got) g;
+	   LATERAL (SELECT pg_temp.try(format('SELECT sog.position(%L::text)::text', e->>'input')) AS got) g;
 
 -- order: sorting the reversed list gives the list
 INSERT INTO result
@@ -64,14 +55,14 @@ SELECT 'evaluate_halt ' || e::text,
 				  ELSE ROW((e->>'verdict')::sog.verdict, e->>'resume_from', (e->>'gap_size')::numeric, e->>'manifest_digest')::sog.manifest::text END,
 	   got
   FROM v, jsonb_array_elements(j->'evaluate_halt') e,
-	   LATERAL (SELECT pg_temp.ask(format('SELECT sog.evaluate_halt(%L, %L, %L, %L)::text',
+	   LATERAL (SELECT pg_temp.try(format('SELECT sog.evaluate_halt(%L, %L, %L, %L)::text',
 										   e->>'source_cursor', e->>'sink_commit', e->>'buffer_hash', e->>'idempotency_key')) AS got) g;
 
 -- verify_resume
 INSERT INTO result
 SELECT 'verify_resume ' || e::text, got = (e->>'admissible') || ' ' || (e->>'message'), got
   FROM v, jsonb_array_elements(j->'verify_resume') e,
-	   LATERAL (SELECT pg_temp.ask(format('SELECT admissible || %L || message FROM sog.verify_resume(sog.evaluate_halt(%L, %L, %L, %L), %L)',
+	   LATERAL (SELECT pg_temp.try(format('SELECT admissible || %L || message FROM sog.verify_resume(sog.evaluate_halt(%L, %L, %L, %L), %L)',
 										   ' ', e->>'source_cursor', e->>'sink_commit', e->>'buffer_hash', e->>'idempotency_key',
 										   e->>'requested')) AS got) g;
 
