@@ -18,8 +18,9 @@ CREATE TEMP TABLE input (id serial, t text);
 CREATE FUNCTION pg_temp.lit(t text) RETURNS text LANGUAGE sql AS $$ SELECT quote_nullable(t) $$;
 
 -- Positions: text input through a text value (the portable edition reads
--- non-canonical text there, as the C edition does), components, numeric,
--- predecessor.
+-- non-canonical text there, as the C edition does), components, numeric.
+-- (position_predecessor is 1.1's, beyond the part: the regression suite
+-- will check it against the whole portable edition.)
 CREATE TEMP TABLE pos AS
 SELECT id, t, pg_temp.try_message(format('SELECT sog.position(%s::text)::text', pg_temp.lit(t))) AS canon
   FROM input;
@@ -27,8 +28,7 @@ SELECT 'position ' || t || ' => ' || canon FROM pos ORDER BY id;
 CREATE TEMP TABLE valid AS
 SELECT id, canon AS p FROM pos WHERE canon NOT LIKE 'ERROR%';
 SELECT 'components ' || p || ' => ' || pg_temp.try_message(format('SELECT sog.position_components(%s)', pg_temp.lit(p))),
-	   'numeric ' || p || ' => ' || pg_temp.try_message(format('SELECT sog.position_to_numeric(%s)', pg_temp.lit(p))),
-	   'predecessor ' || p || ' => ' || pg_temp.try_message(format('SELECT sog.position_predecessor(%s)', pg_temp.lit(p)))
+	   'numeric ' || p || ' => ' || pg_temp.try_message(format('SELECT sog.position_to_numeric(%s)', pg_temp.lit(p)))
   FROM valid ORDER BY id;
 
 -- Order: every valid position against its neighbours in input order, and

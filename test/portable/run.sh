@@ -20,7 +20,11 @@
 #   5. the differential: test/portable/pure_diff.sql over the inputs of
 #      test/portable/gen_inputs.pl, against the C edition (installed on the
 #      system's PostgreSQL by make install, in its own throwaway cluster) and
-#      the portable one; every answer must be the same.
+#      the portable one; every answer must be the same;
+#   6. the catalog (test/portable/catalog.sql): every function, type and
+#      operator of the part that the C edition has too, described the same
+#      (argument names, result, volatility, strictness, parallel safety,
+#      security, comment); the C functions portable/ omits absent.
 #
 #   test/portable/run.sh [--major N]
 #
@@ -229,4 +233,36 @@ for db in tle plain; do
 	fi
 done
 
-finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition"
+# --- 6. the catalog: the same surface ------------------------------------------------------
+
+say "catalog: every object of the part described as the C edition describes it"
+as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d postgres -f "$here/catalog.sql" >"$tmp/c.cat" 2>&1 ||
+	fail "catalog.sql on the C edition"
+for db in tle plain; do
+	psql_t -At -U postgres -d "$db" -f "$here/catalog.sql" >"$tmp/$db.cat" 2>&1 || { fail "catalog.sql ($db)"; continue; }
+	# key: the object's identity (what comes before its first attribute)
+	key() { sed -E 's/ (names|comment|function)=.*//' "$1"; }
+	paste -d'\t' <(key "$tmp/c.cat") "$tmp/c.cat" | sort -t$'\t' -k1,1 >"$tmp/c.keyed"
+	paste -d'\t' <(key "$tmp/$db.cat") "$tmp/$db.cat" | sort -t$'\t' -k1,1 >"$tmp/$db.keyed"
+	shared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print "  C:        " $2; print "  portable: " $3 }')
+	nshared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | wc -l)
+	only=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1)
+	if [ -n "$shared" ]; then
+		printf '%s\n' "$shared" | cut -c1-300 | head -40
+		fail "the portable edition ($db) describes $(printf '%s\n' "$shared" | grep -c '^  C:') object(s) differently"
+	fi
+	# what only the portable edition has: its helpers, none of which the C
+	# edition has under another signature of the same name unless listed
+	echo "$db: $nshared objects described as in the C edition; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^(function|type|operator) //; s/\(.*//' | sort -u | tr '\n' ' '))"
+	# the C functions the part omits (portable/*.sql's @omit lines) must be
+	# absent (the probe must see one that is there)
+	tr -d ' "' <"$tmp/$db.cat" | grep -qF 'functionsog.position_lt(sog.position,sog.position)' ||
+		fail "$db: the omission probe does not see sog.position_lt"
+	for sig in $(grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit //; s/ //g'); do
+		if tr -d ' "' <"$tmp/$db.cat" | grep -qF "function$sig"; then
+			fail "$db: $sig is omitted by portable/, yet installed"
+		fi
+	done
+done
+
+finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog's description of the part"
