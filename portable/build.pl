@@ -123,10 +123,16 @@ SCRIPT: for my $script (@chain) {
 	my @stmts = split_sql(slurp("$root/sql/$script"), $script);
 	for my $st (@stmts) {
 		my $sql = $st->{sql};
-		if (defined $until && $sql =~ /$until/m) { $stopped = 1; last SCRIPT; }
+		$stopped = 1 if defined $until && !$stopped && $sql =~ /$until/m;
 		my $flat = collapse(strip_comments($sql));
 		next if $flat eq '';
-		my ($line1) = split /\n/, strip_comments($sql);
+		if ($stopped) {			# beyond the part: only the directives' checks
+			dry_run($sql, $flat);
+			next;
+		}
+		my $nocomment = strip_comments($sql);
+		$nocomment =~ s/^\s+//;
+		my ($line1) = split /\n/, $nocomment;
 		$line1 = collapse($line1 // '');
 		if (my $blk = $at{$line1} // $at{$flat}) {
 			fail("$blk->{file}: \@at matches twice") if $blk->{used}++;
@@ -145,7 +151,11 @@ SCRIPT: for my $script (@chain) {
 			$rw->{n}++;
 		}
 		my $sig = function_sig($sql);
-		if (defined $sig && $sql =~ /\bLANGUAGE\s+C\b/i) {
+		if ($flat =~ /^CREATE (OR REPLACE )?FUNCTION /i && !defined $sig) {
+			fail("$script: a CREATE FUNCTION whose signature build.pl cannot read: " . substr($flat, 0, 80));
+			next;
+		}
+		if (defined $sig && is_c($sql)) {
 			$c_fn{$sig} = 1;
 			if ($omit{$sig}) { $omit{$sig}{seen}++; next; }
 			next if $emitted{$sig};
@@ -180,6 +190,21 @@ SCRIPT: for my $script (@chain) {
 	}
 }
 
+# Beyond the part (--until): count what the directives would match, emit
+# nothing.
+sub dry_run {
+	my ($sql, $flat) = @_;
+	my $nocomment = strip_comments($sql);
+	$nocomment =~ s/^\s+//;
+	my ($line1) = split /\n/, $nocomment;
+	$line1 = collapse($line1 // '');
+	if (my $blk = $at{$line1} // $at{$flat}) { $blk->{used}++; return; }
+	if (my @hit = grep { $flat =~ $_->{re} } @drops) { $_->{n}++ for @hit; return; }
+	for my $rw (grep { $flat =~ $_->{re} } @rewrites) { $rw->{n}++ if index($sql, $rw->{from}) >= 0; }
+	my $sig = function_sig($sql);
+	$omit{$sig}{seen}++ if defined $sig && $omit{$sig} && is_c($sql);
+}
+
 # A helper: a portable function with no C function of its signature.
 sub helper { my ($sig) = @_; return !$c_fn{$sig} && !c_defined_anywhere($sig); }
 my %all_c;
@@ -189,7 +214,7 @@ sub c_defined_anywhere {
 		for my $script (@chain) {
 			for my $st (split_sql(slurp("$root/sql/$script"), $script)) {
 				my $s = function_sig($st->{sql});
-				$all_c{$s} = 1 if defined $s && $st->{sql} =~ /\bLANGUAGE\s+C\b/i;
+				$all_c{$s} = 1 if defined $s && is_c($st->{sql});
 			}
 		}
 		$all_c{"\0"} = 1;
@@ -208,12 +233,13 @@ sub emit_portable {
 
 die "build.pl: --until matched no statement\n" if defined $until && !$stopped;
 # In a part, a directive or a portable function may concern what follows it.
-for my $d (@drops) { fail("$d->{src}: \@drop matched no statement") unless $d->{n} || $stopped; }
-for my $r (@rewrites) { fail("$r->{src}: \@rewrite changed no statement") unless $r->{n} || $stopped; }
+# The directives are checked against the whole chain, a part's too.
+for my $d (@drops) { fail("$d->{src}: \@drop matched no statement") unless $d->{n}; }
+for my $r (@rewrites) { fail("$r->{src}: \@rewrite changed no statement") unless $r->{n}; }
 for my $s (sort keys %omit) {
-	fail("$omit{$s}{src}: \@omit $s: no C function of that signature") unless $omit{$s}{seen} || $stopped;
+	fail("$omit{$s}{src}: \@omit $s: no C function of that signature") unless $omit{$s}{seen};
 }
-for my $k (sort keys %at) { fail("$at{$k}{file}: \@at matched no statement: $k") unless $at{$k}{used} || $stopped; }
+for my $k (sort keys %at) { fail("$at{$k}{file}: \@at matched no statement: $k") unless $at{$k}{used}; }
 for my $s (sort grep { !/^\0/ } keys %emitted) {
 	next if $stopped;
 	fail("portable/$fn_file{$s}: $s was never emitted (no C function of that signature, and not in an \@at or \@after file)")
@@ -221,6 +247,12 @@ for my $s (sort grep { !/^\0/ } keys %emitted) {
 }
 for my $s (sort keys %c_fn) {
 	fail("C function $s has no portable counterpart") unless $emitted{$s} || $omit{$s} || $reported{$s};
+}
+for my $o (@out) {
+	next if $o->{ext_only};
+	if (is_c($o->{sql}) || strip_bodies(strip_comments($o->{sql})) =~ /MODULE_PATHNAME/) {
+		fail("the output would still hold C: " . substr(oneline($o->{sql}), 0, 100));
+	}
 }
 if (@errors) {
 	print STDERR "portable/build.pl: $_\n" for @errors;
@@ -230,6 +262,8 @@ if (@errors) {
 
 # --- the two scripts -------------------------------------------------------------
 
+my $version_label = defined $partname ? "$default+$partname" : $default;
+my $tle_name = $partname // $ext;
 my $body_ext = join("\n", map { $_->{sql} } @out) . "\n";
 my $body_plain = join("\n", map { $_->{ext_only} ? "-- (extension only) " . oneline($_->{sql}) : $_->{sql} } @out) . "\n";
 my $n_c = scalar(keys %c_fn);
@@ -245,32 +279,37 @@ my $plain = $head . <<"EOF";
 BEGIN;
 SET LOCAL check_function_bodies = off;
 SET LOCAL client_min_messages = warning;
-SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = '$ext') AS sog_as_extension,
+SET LOCAL standard_conforming_strings = on;
+SET LOCAL search_path = sog, pg_temp;
+SELECT EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname IN ('$ext', '$tle_name')) AS sog_as_extension,
        to_regclass('sog.portable_version') IS NOT NULL AS sog_installed,
        to_regnamespace('sog') IS NOT NULL AS sog_schema
 \\gset
 \\if :sog_as_extension
-\\echo 'stream_offset_guard is installed as an extension in this database: upgrade it with ALTER EXTENSION stream_offset_guard UPDATE'
-SELECT 1/0 AS "stream_offset_guard is installed as an extension";
+DO \$\$ BEGIN RAISE EXCEPTION '$tle_name is installed as an extension in this database'
+	USING ERRCODE = 'object_not_in_prerequisite_state',
+		  HINT = 'Upgrade it with ALTER EXTENSION stream_offset_guard UPDATE; the plain script installs where no extension is.'; END \$\$;
 \\endif
 \\if :sog_installed
-SELECT version = '$default' AS sog_current FROM sog.portable_version \\gset
+SELECT version = '$version_label' AS sog_current, version AS sog_installed_version FROM sog.portable_version \\gset
 \\if :sog_current
-\\echo 'stream_offset_guard $default (portable) is already installed'
+\\echo 'stream_offset_guard $version_label (portable) is already installed'
 \\else
-\\echo 'no upgrade path from this version of the portable edition'
-SELECT 1/0 AS "no upgrade path";
+DO \$\$ BEGIN RAISE EXCEPTION 'this script cannot upgrade the portable edition installed here'
+	USING ERRCODE = 'object_not_in_prerequisite_state',
+		  DETAIL = format('Installed: %s; this script installs $version_label.', (SELECT version FROM sog.portable_version)),
+		  HINT = 'Run the install.sql of a version that has an upgrade path from the installed one.'; END \$\$;
 \\endif
 \\else
 \\if :sog_schema
-\\echo 'a schema sog exists but holds no portable edition: drop or rename it first'
-SELECT 1/0 AS "schema sog exists";
+DO \$\$ BEGIN RAISE EXCEPTION 'schema "sog" exists but holds no portable edition of stream_offset_guard'
+	USING ERRCODE = 'duplicate_schema', HINT = 'Drop or rename the schema sog, then run this script again.'; END \$\$;
 \\endif
 CREATE SCHEMA sog;
 $body_plain
 CREATE TABLE sog.portable_version (version text NOT NULL);
 COMMENT ON TABLE sog.portable_version IS 'the version of the portable edition installed by install.sql (a later install.sql upgrades from it)';
-INSERT INTO sog.portable_version VALUES ('$default');
+INSERT INTO sog.portable_version VALUES ('$version_label');
 REVOKE ALL ON TABLE sog.portable_version FROM PUBLIC;
 GRANT SELECT ON TABLE sog.portable_version TO PUBLIC;
 \\endif
@@ -279,7 +318,6 @@ EOF
 
 my $tag = '$_sog_portable_$';
 die "build.pl: the script contains the pg_tle quote $tag\n" if index($body_ext, $tag) >= 0;
-my $tle_name = $partname // $ext;
 my $tle = $head . <<"EOF";
 -- Install with: psql -v ON_ERROR_STOP=1 -d <database> -f pg_tle.sql, as a role
 -- granted pgtle_admin (no superuser); then CREATE EXTENSION $tle_name.
@@ -289,6 +327,7 @@ SELECT pgtle.install_extension(
 	'exactly-once stream consumption into PostgreSQL (portable edition: SQL and PL/pgSQL)',
 $tag
 SET LOCAL check_function_bodies = off;
+SET LOCAL standard_conforming_strings = on;
 $body_ext
 $tag,
 	NULL, 'sog');
@@ -326,40 +365,68 @@ sub strip_comments {
 			my $i = index($s, $q);
 			$i = length($s) if $i < 0;
 			$o .= $q . substr($s, 0, $i + length($q), '');
-		} elsif ($s =~ s/^('(?:[^']|'')*')//) { $o .= $1; }
+		} elsif ($s =~ /^[Ee]'/ && $o !~ /[A-Za-z_0-9]\z/ && $s =~ s/^([Ee]'(?:[^'\\]|\\.|'')*')//s) { $o .= $1; }
+		elsif ($s =~ s/^('(?:[^']|'')*')//) { $o .= $1; }
 		elsif ($s =~ s/^("(?:[^"]|"")*")//) { $o .= $1; }
 		elsif ($s =~ s/^--[^\n]*//) { }
 		elsif ($s =~ s{^/\*.*?\*/}{}s) { $o .= ' '; }
-		else { $s =~ s/^([^\$'"\-\/]+|.)//s; $o .= $1; }
+		else { $s =~ s/^([^\$'"\-\/Ee]+|.)//s; $o .= $1; }
 	}
 	return $o;
+}
+
+# The text with every dollar-quoted body emptied (after strip_comments).
+sub strip_bodies {
+	my ($s) = @_;
+	$s =~ s/(\$([A-Za-z_][A-Za-z_0-9]*)?\$).*?\1/\$\$ \$\$/gs;
+	return $s;
+}
+
+# Is this statement a function in C?  (LANGUAGE C outside comments, strings
+# and bodies.)
+sub is_c {
+	my ($sql) = @_;
+	my $t = strip_bodies(strip_comments($sql));
+	$t =~ s/'(?:[^']|'')*'/''/g;
+	return $t =~ /\bLANGUAGE\s+(?:C|'c'|"c")\b/i;
 }
 
 # Split a script into statements, each with the comments before it.  A line
 # starting with a backslash (psql: \echo ... \quit) is dropped.
 sub split_sql {
 	my ($text, $name) = @_;
-	$text =~ s/^\\[^\n]*\n//mg;
 	my @st;
 	my $cur = '';
 	my $s = $text;
 	while (length $s) {
-		if ($s =~ s/^(\$([A-Za-z_][A-Za-z_0-9]*)?\$)//) {
+		if ($s =~ /^\\/ && collapse(strip_comments($cur)) eq '' && ($cur eq '' || $cur =~ /\n[ \t]*\z/)) {
+			$s =~ s/^[^\n]*\n?//;	# a psql command (\echo ... \quit) between statements
+		} elsif ($s =~ s/^(\$([A-Za-z_][A-Za-z_0-9]*)?\$)//) {
 			my $q = $1;
 			my $i = index($s, $q);
 			die "build.pl: $name: unterminated $q\n" if $i < 0;
 			$cur .= $q . substr($s, 0, $i + length($q), '');
-		} elsif ($s =~ s/^([Ee]'(?:[^'\\]|\\.|'')*')//s) { $cur .= $1; }
-		elsif ($s =~ s/^('(?:[^']|'')*')//) { $cur .= $1; }
-		elsif ($s =~ s/^("(?:[^"]|"")*")//) { $cur .= $1; }
+		} elsif ($s =~ /^[Ee]'/ && $cur !~ /[A-Za-z_0-9]\z/) {
+			$s =~ s/^([Ee]'(?:[^'\\]|\\.|'')*')//s or die "build.pl: $name: unterminated string\n";
+			$cur .= $1;
+		}
+		elsif ($s =~ /^'/) { $s =~ s/^('(?:[^']|'')*')//s or die "build.pl: $name: unterminated string\n"; $cur .= $1; }
+		elsif ($s =~ /^"/) { $s =~ s/^("(?:[^"]|"")*")//s or die "build.pl: $name: unterminated identifier\n"; $cur .= $1; }
 		elsif ($s =~ s/^(--[^\n]*)//) { $cur .= $1; }
-		elsif ($s =~ s{^(/\*.*?\*/)}{}s) { $cur .= $1; }
+		elsif ($s =~ m{^/\*}) {
+			$s =~ s{^(/\*.*?\*/)}{}s or die "build.pl: $name: unterminated comment\n";
+			my $c = $1;
+			die "build.pl: $name: nested comments are not supported\n" if substr($c, 2) =~ m{/\*};
+			$cur .= $c;
+		}
 		elsif ($s =~ s/^;//) {
 			$cur .= ';';
 			push @st, { sql => trim_stmt($cur) };
 			$cur = '';
-		} else { $s =~ s/^([^\$'"\-\/;Ee]+|.)//s; $cur .= $1; }
+		} else { $s =~ s/^([^\$'"\-\/;Ee\\]+|.)//s; $cur .= $1; }
 	}
+	die "build.pl: $name: BEGIN ATOMIC bodies are not supported (write RETURN or a dollar-quoted body)\n"
+		if grep { strip_bodies(strip_comments($_->{sql})) =~ /\bBEGIN\s+ATOMIC\b/i } @st;
 	die "build.pl: $name: text after the last statement: " . substr(collapse($cur), 0, 60) . "\n"
 		if collapse(strip_comments($cur)) ne '';
 	return grep { collapse(strip_comments($_->{sql})) ne '' } @st;
@@ -370,17 +437,20 @@ sub trim_stmt { my ($s) = @_; $s =~ s/^\s*\n//; $s =~ s/^\s+(?=\S)//; return $s;
 sub function_sig {
 	my ($sql) = @_;
 	my $flat = collapse(strip_comments($sql));
-	return undef unless $flat =~ /^CREATE (?:OR REPLACE )?FUNCTION ([a-z_.]+|"[^"]+"|[a-z_]+\."[^"]+")\s*\(/i;
-	my $name = lc $1;
-	$name =~ s/"//g;
+	my $ident = qr/(?:[A-Za-z_][A-Za-z_0-9\$]*|"(?:[^"]|"")+")/;
+	return undef unless $flat =~ /^CREATE (?:OR REPLACE )?FUNCTION ($ident(?:\.$ident)?)\s*\(/i;
+	my $name = $1;
 	my $rest = substr($flat, $+[0]);
-	my ($depth, $args) = (1, '');
+	my ($depth, $args, $q) = (1, '', '');
 	for my $c (split //, $rest) {
+		if ($q) { $q = '' if $c eq $q; $args .= $c; next; }
+		if ($c eq "'" || $c eq '"') { $q = $c; $args .= $c; next; }
 		$depth++ if $c eq '(';
 		$depth-- if $c eq ')';
 		last if $depth == 0;
 		$args .= $c;
 	}
+	return undef if $depth != 0;
 	return normalize_sig("$name($args)");
 }
 
@@ -388,17 +458,36 @@ my %type_word;
 BEGIN {
 	%type_word = map { $_ => 1 } qw(bigint integer int int4 int8 smallint text bytea boolean bool numeric
 		internal cstring pg_lsn interval timestamptz timestamp regrole regclass name oid double real
-		character varchar char uuid json jsonb anyelement anyarray record void date time trigger);
+		character varchar char uuid json jsonb anyelement anyarray record void date time trigger
+		bit int2 float4 float8 decimal smallserial serial bigserial money inet cidr macaddr xml tsvector);
 }
+my %type_alias = (int8 => 'bigint', int => 'integer', int4 => 'integer', int2 => 'smallint',
+	bool => 'boolean', float8 => 'double precision', float4 => 'real', varchar => 'character varying',
+	'timestamp with time zone' => 'timestamptz', 'time with time zone' => 'timetz',
+	'bit varying' => 'varbit', 'char' => 'character', decimal => 'numeric');
+
+# An identifier as PostgreSQL reads it: unquoted parts folded to lower
+# case, quoted ones kept.
+sub ident_norm {
+	my ($s) = @_;
+	my $o = '';
+	while (length $s) {
+		if ($s =~ s/^"((?:[^"]|"")*)"//) { (my $q = $1) =~ s/""/"/g; $o .= $q; }
+		else { $s =~ s/^([^"]+)//; $o .= lc $1; }
+	}
+	return $o;
+}
+
 sub normalize_sig {
 	my ($sig) = @_;
 	my ($name, $args) = $sig =~ /^\s*([^(]+?)\s*\((.*)\)\s*$/s or return $sig;
-	$name = lc $name;
-	$name =~ s/"//g;
+	$name = ident_norm($name);
 	my @types;
-	my ($depth, $cur) = (0, '');
+	my ($depth, $cur, $q) = (0, '', '');
 	my @parts;
 	for my $c (split //, $args) {
+		if ($q) { $q = '' if $c eq $q; $cur .= $c; next; }
+		if ($c eq "'" || $c eq '"') { $q = $c; $cur .= $c; next; }
 		$depth++ if $c eq '(';
 		$depth-- if $c eq ')';
 		if ($c eq ',' && $depth == 0) { push @parts, $cur; $cur = ''; next; }
@@ -414,11 +503,11 @@ sub normalize_sig {
 		my $t0 = lc($tok[0] // '');
 		$t0 =~ s/"//g;
 		shift @tok if @tok > 1 && !$type_word{ (split /[.\[]/, $t0)[0] } && $t0 !~ /\./;
-		my $t = lc join(' ', @tok);
-		$t =~ s/"//g;
-		$t =~ s/^int8$/bigint/; $t =~ s/^(int|int4)$/integer/; $t =~ s/^bool$/boolean/;
-		$t =~ s/^timestamp with time zone$/timestamptz/;
-		push @types, $t;
+		my $t = join(' ', map { ident_norm($_) } @tok);
+		$t =~ s/^pg_catalog\.//;
+		my $arr = $t =~ s/((?:\[\])+)$// ? $1 : '';
+		$t = $type_alias{$t} // $t;
+		push @types, $t . $arr;
 	}
 	return "$name(" . join(', ', @types) . ")";
 }

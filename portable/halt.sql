@@ -4,7 +4,7 @@
 -- Is a key NULL, empty or only ASCII white space?
 CREATE FUNCTION sog.is_blank(value text) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN value IS NULL OR pg_catalog.btrim(value, E' \t\n\v\f\r') = '';
+RETURN value IS NULL OR pg_catalog.btrim(value, E' \t\n\x0B\f\r') = '';
 
 -- b - a when both are one-component positions, else NULL.
 CREATE FUNCTION sog.position_distance(a sog.position, b sog.position) RETURNS numeric
@@ -14,33 +14,27 @@ RETURN CASE WHEN pg_catalog.strpos(a, '-') = 0 AND pg_catalog.strpos(b, '-') = 0
 
 -- s as a JSON string the way Python's json.dumps (ensure_ascii) writes it.
 CREATE FUNCTION sog.python_json_string(s text) RETURNS text
-LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-	o text := '"';
-	ch text;
-	cp int;
-	v int;
-BEGIN
-	FOREACH ch IN ARRAY regexp_split_to_array(s, '') LOOP
-		cp := ascii(ch);
-		o := o || CASE
-			WHEN ch = '"' THEN '\"'
-			WHEN ch = '\' THEN '\\'
-			WHEN cp = 8 THEN '\b'
-			WHEN cp = 12 THEN '\f'
-			WHEN cp = 10 THEN '\n'
-			WHEN cp = 13 THEN '\r'
-			WHEN cp = 9 THEN '\t'
+	-- code points as in UTF-8 whatever the server encoding (ascii() of a
+	-- character of a UTF-8 database is its code point)
+	SELECT '"' || coalesce(string_agg(
+		CASE
+			WHEN ch = '"' THEN E'\\"'
+			WHEN ch = E'\\' THEN E'\\\\'
+			WHEN cp = 8 THEN E'\\b'
+			WHEN cp = 12 THEN E'\\f'
+			WHEN cp = 10 THEN E'\\n'
+			WHEN cp = 13 THEN E'\\r'
+			WHEN cp = 9 THEN E'\\t'
 			WHEN cp >= 32 AND cp < 127 THEN ch
-			WHEN cp <= 65535 THEN '\u' || lpad(to_hex(cp), 4, '0')
-			ELSE '\u' || lpad(to_hex(55296 | ((cp - 65536) >> 10)), 4, '0')
-				 || '\u' || lpad(to_hex(56320 | ((cp - 65536) & 1023)), 4, '0')
-		END;
-	END LOOP;
-	RETURN o || '"';
-END
+			WHEN cp <= 65535 THEN E'\\u' || lpad(to_hex(cp), 4, '0')
+			ELSE E'\\u' || lpad(to_hex(55296 | ((cp - 65536) >> 10)), 4, '0')
+				 || E'\\u' || lpad(to_hex(56320 | ((cp - 65536) & 1023)), 4, '0')
+		END, '' ORDER BY i), '') || '"'
+	  FROM regexp_split_to_table(s, '') WITH ORDINALITY AS c(ch, i),
+		   LATERAL (SELECT ascii(ch) AS cp) a
 $$;
 
 -- The manifest of a boundary (cursor, commit] with a buffer hash; a
@@ -100,11 +94,13 @@ $$;
 
 CREATE FUNCTION sog.verify_resume(manifest sog.manifest, requested_cursor sog.position)
 	RETURNS TABLE(admissible boolean, message text)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE ROWS 1
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	IF manifest IS NULL THEN
+	-- num_nulls: an all-NULL row IS NULL in PL/pgSQL, but it is a manifest
+	-- (without a verdict), as the C edition sees it
+	IF num_nulls(manifest) = 1 THEN
 		RAISE EXCEPTION 'manifest must not be NULL'
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'A resume can only be judged against the manifest of a halt or a claim.',

@@ -40,7 +40,9 @@ BEGIN
 								  CASE WHEN "position" IS NULL THEN 'position' ELSE 'payload digest' END),
 				  HINT = 'Filter out incomplete records, or compute their digest with sog.payload_digest().';
 	END IF;
-	PERFORM sog.check_digest('payload digest', payload_digest);
+	IF octet_length(payload_digest) <> 32 THEN
+		PERFORM sog.check_digest('payload digest', payload_digest);	-- raises
+	END IF;
 	IF state IS NULL THEN
 		h := sog.buffer_hash_seed();
 		n := 0;
@@ -120,7 +122,9 @@ BEGIN
 										   THEN 'position' ELSE 'payload digest' END, i),
 					  HINT = 'Remove the incomplete element from the arrays.';
 		END IF;
-		PERFORM sog.check_digest('payload digest', payload_digests[array_lower(payload_digests, 1) + i - 1]);
+		IF octet_length(payload_digests[array_lower(payload_digests, 1) + i - 1]) <> 32 THEN
+			PERFORM sog.check_digest('payload digest', payload_digests[array_lower(payload_digests, 1) + i - 1]);
+		END IF;
 	END LOOP;
 END
 $$;

@@ -14,7 +14,8 @@
 -- @rewrite ^CREATE OPERATOR pg_catalog\.= | , HASHES, MERGES |
 -- @drop ^CREATE OPERATOR CLASS sog\.position_
 -- @drop ^CREATE AGGREGATE sog\.(max|min)\(sog\.position\)
--- @drop ^CREATE CAST \(
+-- @drop ^CREATE CAST \(\S+ AS sog\.position(\[\])?\)
+-- @drop ^CREATE CAST \(sog\.position AS numeric\)
 -- @drop ^ALTER OPERATOR pg_catalog\.\S+ \(sog\.position, sog\.position\) SET SCHEMA sog;
 -- @omit sog.position_in(cstring): a domain over text reads text with text's input function
 -- @omit sog.position_out(sog.position): a domain over text writes the canonical text it holds
@@ -38,29 +39,45 @@ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	t text := btrim(value, E' \t\n\v\f\r');
-	parts text[];
-	c text;
+	-- ASCII white space around it is allowed (space, tab, LF, VT, FF, CR)
+	t text := btrim(value, E' \t\n\x0B\f\r');
+	n int := length(t);
+	i int := 1;
+	c0 int;
+	ncomp int := 0;
 BEGIN
-	IF t = '' THEN
+	IF n = 0 THEN
 		RETURN 'A position needs at least one component.';
 	END IF;
-	IF t ~ '[^0-9-]' THEN
-		RETURN 'Components are ASCII digits separated by "-"; signs, decimal points and other characters are not allowed.';
-	END IF;
-	IF t ~ '^-[0-9]' THEN
-		RETURN 'Positions are not negative: a leading "-" is not a sign.';
-	END IF;
-	IF t ~ '(^-|--|-$)' THEN
-		RETURN 'A component is empty: "-" must stand between two components.';
-	END IF;
-	parts := string_to_array(t, '-');
-	IF cardinality(parts) > 8 THEN
-		RETURN 'A position has at most 8 components.';
-	END IF;
-	FOREACH c IN ARRAY parts LOOP
-		IF length(ltrim(c, '0')) > 160 THEN
+	-- left to right, the first fault found is the one reported
+	LOOP
+		c0 := i;
+		WHILE i <= n AND substr(t, i, 1) BETWEEN '0' AND '9' LOOP
+			i := i + 1;
+		END LOOP;
+		IF i = c0 THEN
+			IF i <= n AND substr(t, i, 1) <> '-' THEN
+				RETURN 'Components are ASCII digits separated by "-"; signs, decimal points and other characters are not allowed.';
+			END IF;
+			IF i = 1 AND i + 1 <= n AND substr(t, i + 1, 1) BETWEEN '0' AND '9' THEN
+				RETURN 'Positions are not negative: a leading "-" is not a sign.';
+			END IF;
+			RETURN 'A component is empty: "-" must stand between two components.';
+		END IF;
+		IF i <= n AND substr(t, i, 1) <> '-' THEN
+			RETURN 'Components are ASCII digits separated by "-"; signs, decimal points and other characters are not allowed.';
+		END IF;
+		ncomp := ncomp + 1;
+		IF ncomp > 8 THEN
+			RETURN 'A position has at most 8 components.';
+		END IF;
+		IF length(ltrim(substr(t, c0, i - c0), '0')) > 160 THEN
 			RETURN 'A component has at most 160 digits once leading zeros are dropped.';
+		END IF;
+		EXIT WHEN i > n;
+		i := i + 1;				-- skip '-'
+		IF i > n THEN
+			RETURN 'A component is empty: "-" must stand between two components.';
 		END IF;
 	END LOOP;
 	RETURN NULL;
@@ -84,7 +101,7 @@ BEGIN
 				  HINT = 'Write a position as 1 to 8 non-negative integers joined by "-", for example "42" or "1700000000000-3".';
 	END IF;
 	RETURN (SELECT string_agg(CASE WHEN ltrim(c, '0') = '' THEN '0' ELSE ltrim(c, '0') END, '-' ORDER BY i)
-			  FROM unnest(string_to_array(btrim(value, E' \t\n\v\f\r'), '-')) WITH ORDINALITY AS u(c, i));
+			  FROM unnest(string_to_array(btrim(value, E' \t\n\x0B\f\r'), '-')) WITH ORDINALITY AS u(c, i));
 END
 $$;
 COMMENT ON FUNCTION sog.position_canonical(text) IS
@@ -128,7 +145,6 @@ CREATE DOMAIN sog.position AS text COLLATE sog.position_order
 
 CREATE FUNCTION sog.position(text) RETURNS sog.position
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 RETURN sog.position_canonical($1)::sog.position;
 COMMENT ON FUNCTION sog.position(text) IS
 	'a position from its text written any way (leading zeros and surrounding white space dropped); 22P02 if it is not one';
@@ -214,7 +230,7 @@ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	IF $1 < 0 OR $1 <> trunc($1) OR $1 = 'NaN'::numeric THEN
+	IF $1 < 0 OR $1 = 'NaN'::numeric OR $1 = 'Infinity'::numeric OR $1 <> trunc($1) THEN
 		RAISE EXCEPTION 'cannot convert numeric % to a position', $1
 			USING ERRCODE = 'invalid_parameter_value', DETAIL = 'Only non-negative integers can be positions.',
 				  HINT = 'Round the value, or use a multi-component position such as "5-1".';

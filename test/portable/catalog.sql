@@ -8,7 +8,7 @@ SELECT 'function ' || p.oid::regprocedure::text
 	   || ' returns=' || CASE WHEN p.proretset THEN 'setof ' ELSE '' END || p.prorettype::regtype::text
 	   || ' ' || p.provolatile::text || CASE WHEN p.proisstrict THEN ' strict' ELSE '' END
 	   || ' parallel=' || p.proparallel::text || CASE WHEN p.prosecdef THEN ' definer' ELSE '' END
-	   || ' kind=' || p.prokind::text
+	   || ' kind=' || p.prokind::text || ' rows=' || p.prorows
 	   || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '')
   FROM pg_proc p
  WHERE p.pronamespace = 'sog'::regnamespace

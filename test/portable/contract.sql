@@ -67,4 +67,9 @@ SELECT 'verify_resume ' || e::text, got = (e->>'admissible') || ' ' || (e->>'mes
 										   e->>'requested')) AS got) g;
 
 SELECT what || CASE WHEN ok THEN ' ok' ELSE ' FAILED: got ' || coalesce(got, 'NULL') END FROM result;
-SELECT format('vectors: %s checked, %s failed', count(*), count(*) FILTER (WHERE ok IS NOT TRUE)) FROM result;
+-- how many there should be, from the file itself
+SELECT format('vectors: %s of %s checked, %s failed', count(*),
+			  (SELECT jsonb_array_length(j->'positions') + 1 + 2 * jsonb_array_length(j->'buffer_hash')
+					  + (SELECT count(*) FROM jsonb_array_elements(j->'buffer_hash') e, jsonb_array_elements(e->'records'))
+					  + jsonb_array_length(j->'evaluate_halt') + jsonb_array_length(j->'verify_resume') FROM v),
+			  count(*) FILTER (WHERE ok IS NOT TRUE)) FROM result;

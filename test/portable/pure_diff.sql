@@ -12,9 +12,25 @@ CREATE TEMP TABLE input (id serial, t text);
 \copy input (t) from pstdin
 
 -- The answer of an expression, or the SQLSTATE it raises.
--- pg_temp.try_message(query): its answer ('NULL' for NULL) or the error's
--- SQLSTATE and message, which must be the same in both editions too.
 \ir ../type_helpers.sql
+-- pg_temp.try_message(query), here: its answer ('NULL' for NULL), or the
+-- error's SQLSTATE, message, detail and hint, which must be the same in
+-- both editions too (type_helpers.sql's gives the message only).
+DROP FUNCTION pg_temp.try_message(text);
+CREATE FUNCTION pg_temp.try_message(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+	d text;
+	h text;
+BEGIN
+	EXECUTE q INTO r;
+	RETURN coalesce(r, 'NULL');
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
+	RETURN 'ERROR ' || SQLSTATE || ': ' || SQLERRM || ' DETAIL: ' || coalesce(d, '') || ' HINT: ' || coalesce(h, '');
+END
+$$;
 CREATE FUNCTION pg_temp.lit(t text) RETURNS text LANGUAGE sql AS $$ SELECT quote_nullable(t) $$;
 
 -- Positions: text input through a text value (the portable edition reads
@@ -47,6 +63,8 @@ SELECT 'from numeric ' || t || ' => ' || pg_temp.try_message(format('SELECT sog.
   FROM input WHERE t ~ '^-?[0-9]{1,200}(\.[0-9]+)?$' ORDER BY id;
 SELECT 'from bigint ' || t || ' => ' || pg_temp.try_message(format('SELECT sog.position(%s::bigint)', pg_temp.lit(t)))
   FROM input WHERE t ~ '^-?[0-9]{1,18}$' ORDER BY id;
+SELECT 'from numeric ' || v || ' => ' || pg_temp.try_message(format('SELECT sog.position(%L::numeric)', v))
+  FROM unnest(ARRAY['NaN', 'Infinity', '-Infinity', '-0', '0.000', '1e3', '12.5', '-1']) v;
 SELECT 'from lsn ' || t || ' => ' || pg_temp.try_message(format('SELECT sog.position(%s::pg_lsn)', pg_temp.lit(t)))
   FROM input WHERE t ~ '^[0-9A-F]{1,8}/[0-9A-F]{1,8}$' ORDER BY id;
 
@@ -68,11 +86,20 @@ SELECT 'buffer_hash unsorted ' || a.p || ' ' || b.p || ' => '
 								 pg_temp.lit(b.p), pg_temp.lit(a.p), 'x', 'y'))
   FROM run a JOIN run b ON b.k = a.k + 1 WHERE a.k % 11 = 0 ORDER BY a.k;
 
+-- Manifests that are not whole: NULL, all fields NULL, no verdict.
+SELECT 'verify_resume ' || m || ' => ' || pg_temp.try_message(format('SELECT string_agg(admissible || %L || message, %L) FROM sog.verify_resume(%s, %L)', ':', ';', m, '5'))
+  FROM unnest(ARRAY['NULL::sog.manifest', 'ROW(NULL, NULL, NULL, NULL)::sog.manifest',
+					'ROW(NULL, ''5'', 0, ''x'')::sog.manifest', 'ROW(''fail_closed'', NULL, NULL, NULL)::sog.manifest',
+					'ROW(''gap_replay_required'', NULL, NULL, ''x'')::sog.manifest']) m;
+-- Idempotency keys: blank or not (ASCII white space only is blank).
+SELECT 'key ' || quote_literal(k) || ' => ' || pg_temp.try_message(format('SELECT sog.evaluate_halt(%L, %L, NULL, %L)::text', '5', '5', k))
+  FROM unnest(ARRAY['', ' ', E'\t', E'\x0B', 'v', E'\f\r\n', E'\u00a0', 'k']) k;
+
 -- Halt evaluation over pairs of valid positions, with and without a hash.
 SELECT 'evaluate_halt ' || coalesce(a.p, 'NULL') || ' ' || coalesce(b.p, 'NULL') || ' ' || h || ' => '
 	   || pg_temp.try_message(format('SELECT sog.evaluate_halt(%s, %s, %s, %L)::text', pg_temp.lit(a.p), pg_temp.lit(b.p), pg_temp.lit(h), 'k-' || a.id))
 	   || ' ' || pg_temp.try_message(format('SELECT string_agg(admissible || %L || message, %L) FROM sog.verify_resume(sog.evaluate_halt(%s, %s, %s, %L), %s)',
 									':', ';', pg_temp.lit(a.p), pg_temp.lit(b.p), pg_temp.lit(h), 'k', pg_temp.lit(b.p)))
   FROM valid a JOIN valid b ON b.id IN (a.id + 1, a.id + 2)
-	   CROSS JOIN (VALUES (NULL), (''), ('ab"c\d' || chr(233) || chr(10))) AS hv(h)
+	   CROSS JOIN (VALUES (NULL), (''), ('ab"c\d' || chr(233) || chr(10)), (E'\x0B\b' || chr(128512) || chr(65535) || chr(127))) AS hv(h)
  ORDER BY a.id, b.id, h NULLS FIRST;

@@ -64,12 +64,13 @@ sysbin=/usr/lib/postgresql/$major/bin
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sog-portable.XXXXXX")
 chmod 755 "$tmp"
 umask 022
-servers=()
+server_bins=()		# the bindir and data directory of each cluster
+server_dirs=()		# started (registered before pg_ctl start)
 cleanup() {
-	local rc=$? s
-	for s in "${servers[@]}"; do
-		if [ -f "${s#* }/postmaster.pid" ]; then
-			as_pg "${s%% *}/pg_ctl" -D "${s#* }" -m immediate -w stop >/dev/null 2>&1 || true
+	local rc=$? i
+	for i in "${!server_dirs[@]}"; do
+		if [ -f "${server_dirs[$i]}/postmaster.pid" ]; then
+			as_pg "${server_bins[$i]}/pg_ctl" -D "${server_dirs[$i]}" -m immediate -w stop >/dev/null 2>&1 || true
 		fi
 	done
 	if [ "${KEEP_TMP:-0}" = 1 ]; then echo "portable: KEEP_TMP=1, $tmp stays"; else rm -rf "$tmp"; fi
@@ -89,7 +90,7 @@ as_pg() {
 # start_cluster BINDIR NAME [SETTING...]: initdb and start on a socket in
 # $tmp/NAME; sets $sock.
 start_cluster() {
-	local bindir=$1 name=$2 data=$tmp/$1-data
+	local bindir=$1 name=$2 data
 	shift 2
 	data=$tmp/$name-data
 	sock=$tmp/$name-sock
@@ -102,9 +103,10 @@ start_cluster() {
 		echo "fsync = off"
 		for s in "$@"; do echo "$s"; done
 	} >>"$data/postgresql.conf"
+	server_bins+=("$bindir")
+	server_dirs+=("$data")
 	as_pg "$bindir/pg_ctl" -D "$data" -l "$tmp/$name.log" -w start >/dev/null ||
 		{ tail -20 "$tmp/$name.log"; return 1; }
-	servers+=("$bindir $data")
 }
 
 # --- 1. packages and pg_tle ----------------------------------------------------------
@@ -118,8 +120,17 @@ if [ ! -f "$tarball" ]; then
 	fail "pg_tle source $tarball is missing"
 	finish
 fi
-sum=$(sha256sum "$tarball" | cut -c1-16)
-tle=$srcdir/build/pg_tle/$major-$sum
+# the vendored tarball, as ../shared/vendor/pg_tle/README.md describes it
+tle_sha256=4dc057e12aa161305fbb106039b035fb70bad32e794aba5649207bff8232f636
+sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+if [ "$sum" != "$tle_sha256" ] && [ -z "${PG_TLE_TARBALL:-}" ]; then
+	fail "$tarball is not pg_tle 1.5.3 as vendored (sha256 $sum, expected $tle_sha256)"
+	finish
+fi
+tle=$srcdir/build/pg_tle/$major-${sum:0:16}
+mkdir -p "$srcdir/build/pg_tle"
+exec 9>"$srcdir/build/pg_tle/.lock"
+flock 9			# one build at a time; the others reuse it
 if [ -f "$tle/.built" ]; then
 	echo "pg_tle: reusing $tle"
 else
@@ -153,12 +164,12 @@ fi
 # --- 2. the part, built from the tree --------------------------------------------------
 
 say "build ($part: the pure part of the surface)"
-out=$tmp/portable
-if ! perl "$srcdir/portable/build.pl" --out "$out" --until '^-- 5\.' --name "$part"; then
+out_dir=$tmp/portable
+if ! perl "$srcdir/portable/build.pl" --out "$out_dir" --until '^-- 5\.' --name "$part"; then
 	fail "portable/build.pl"
 	finish
 fi
-chmod -R a+rX "$out"
+chmod -R a+rX "$out_dir"
 
 # --- 3. installs as roles that are not superusers ----------------------------------------
 
@@ -179,7 +190,7 @@ GRANT pgtle_admin TO sog_tle_admin;
 EOF
 
 say "pg_tle: install_extension and CREATE EXTENSION as sog_tle_admin (pgtle_admin, not a superuser)"
-if psql_t -U sog_tle_admin -d tle -f "$out/$part-pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
+if psql_t -U sog_tle_admin -d tle -f "$out_dir/$part-pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
 	psql_t -U sog_tle_admin -d tle -c "CREATE EXTENSION $part" >>"$tmp/tle-install.log" 2>&1; then
 	psql_t -U sog_tle_admin -d tle -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$part'"
 else
@@ -188,14 +199,34 @@ else
 fi
 
 say "plain script: psql -f as sog_plain_owner (CREATE on the database only), twice"
-if psql_t -U sog_plain_owner -d plain -f "$out/$part-install.sql" >"$tmp/plain-install.log" 2>&1 &&
-	psql_t -U sog_plain_owner -d plain -f "$out/$part-install.sql" >>"$tmp/plain-install.log" 2>&1; then
+if psql_t -U sog_plain_owner -d plain -f "$out_dir/$part-install.sql" >"$tmp/plain-install.log" 2>&1 &&
+	psql_t -U sog_plain_owner -d plain -f "$out_dir/$part-install.sql" >>"$tmp/plain-install.log" 2>&1; then
 	grep -h "already installed" "$tmp/plain-install.log" || fail "the second run of the plain script did not find it installed"
 	psql_t -U sog_plain_owner -d plain -At -c "SELECT 'installed portable ' || version || ', schema owner ' || (SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog') FROM sog.portable_version"
 else
 	cat "$tmp/plain-install.log"
 	fail "install with the plain script as a role with CREATE on the database"
 fi
+
+say "plain script: its refusals"
+psql_t -U postgres -d postgres -c "CREATE DATABASE bare" -c "GRANT CREATE ON DATABASE bare TO sog_plain_owner" >/dev/null
+psql_t -U sog_plain_owner -d bare -c "CREATE SCHEMA sog" >/dev/null
+refused() {		# refused DB ROLE PATTERN WHAT
+	local out
+	if out=$(psql_t -U "$2" -d "$1" -f "$out_dir/$part-install.sql" 2>&1); then
+		fail "the plain script ran where it must refuse: $4"
+	elif printf '%s\n' "$out" | grep -q "$3"; then
+		echo "refused ($4): $(printf '%s\n' "$out" | grep -m1 "$3" | sed 's/^psql:[^ ]* //')"
+	else
+		printf '%s\n' "$out" | tail -3
+		fail "the plain script failed otherwise than expected: $4"
+	fi
+}
+refused tle sog_tle_admin "installed as an extension" "the extension is installed in the database"
+refused bare sog_plain_owner 'schema "sog" exists but holds no portable edition' "a schema sog of something else"
+psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = '0.9'" >/dev/null
+refused plain sog_plain_owner "cannot upgrade the portable edition installed here" "a version it has no path from"
+psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = (SELECT version FROM sog.portable_version)" >/dev/null
 
 # --- 4. the contract's vectors ----------------------------------------------------------------
 
@@ -204,7 +235,7 @@ for db in tle plain; do
 	res=$(cd "$srcdir" && psql_t -U postgres -d "$db" -At -v vectors="$(cat test/contract-v1.json)" \
 		-f test/portable/contract.sql 2>&1)
 	printf '%s\n' "$res" | sed "s/^/$db: /" | grep -v ' ok$' || true
-	printf '%s\n' "$res" | grep -q '^vectors: [0-9]* checked, 0 failed$' || fail "contract vectors ($db)"
+	printf '%s\n' "$res" | grep -qE '^vectors: ([0-9]+) of \1 checked, 0 failed$' || fail "contract vectors ($db)"
 done
 
 # --- 5. the differential against the C edition ---------------------------------------------------
@@ -214,18 +245,24 @@ if [ ! -f "/usr/share/postgresql/$major/extension/$ext.control" ]; then
 	fail "the C edition is not installed for PostgreSQL $major (make install first)"
 	finish
 fi
+for f in "$srcdir"/sql/"$ext"--*.sql "$srcdir/$ext.control"; do
+	cmp -s "$f" "/usr/share/postgresql/$major/extension/$(basename "$f")" ||
+		fail "the installed C edition is not this tree's: $(basename "$f") differs (make install first)"
+done
 start_cluster "$sysbin" c || { fail "C edition cluster"; finish; }
 csock=$sock
 as_pg "$sysbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$csock" -U postgres -d postgres \
 	-c "CREATE EXTENSION $ext" >/dev/null || fail "CREATE EXTENSION $ext (C edition)"
-perl "$here/gen_inputs.pl" "${PORTABLE_DIFF_N:-2000}" >"$tmp/inputs.txt"
+perl "$here/gen_inputs.pl" "${PORTABLE_DIFF_N:-2000}" >"$tmp/inputs.txt" || { fail "gen_inputs.pl"; finish; }
 chmod a+r "$tmp/inputs.txt"
 as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d postgres \
 	-f "$here/pure_diff.sql" <"$tmp/inputs.txt" >"$tmp/c.out" 2>&1 || { tail -5 "$tmp/c.out"; fail "pure_diff.sql on the C edition"; }
 for db in tle plain; do
 	psql_t -At -U postgres -d "$db" -f "$here/pure_diff.sql" <"$tmp/inputs.txt" >"$tmp/$db.out" 2>&1 ||
 		{ tail -5 "$tmp/$db.out"; fail "pure_diff.sql on the portable edition ($db)"; continue; }
-	if cmp -s "$tmp/c.out" "$tmp/$db.out"; then
+	if [ "$(wc -l <"$tmp/c.out")" -lt 20000 ] || grep -q '^psql:' "$tmp/c.out"; then
+		fail "the C edition's answers are too few or hold psql errors ($(wc -l <"$tmp/c.out") lines)"
+	elif cmp -s "$tmp/c.out" "$tmp/$db.out"; then
 		echo "$db: $(wc -l <"$tmp/c.out") answers, all the same as the C edition's"
 	else
 		diff "$tmp/c.out" "$tmp/$db.out" | cut -c1-300 | head -40
