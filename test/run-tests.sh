@@ -425,8 +425,8 @@ suite_model() {
 # the tree, installed through pg_tle by a role that is not a superuser and
 # by the plain script, checked against the contract's vectors and, answer by
 # answer, against the C edition installed above.  Its own clusters, on
-# sockets of their own.  So far the pure part of the surface (positions,
-# hashes, halt evaluation).
+# sockets of their own.  So far the 1.0 script up to sog.register
+# (positions, hashes, halt evaluation, the tables and their guard trigger).
 suite_portable() {
 	run_suite portable build -- bash "$srcdir/test/portable/run.sh" --major "${PG_MAJOR:-15}"
 }

@@ -103,3 +103,18 @@ SELECT 'evaluate_halt ' || coalesce(a.p, 'NULL') || ' ' || coalesce(b.p, 'NULL')
   FROM valid a JOIN valid b ON b.id IN (a.id + 1, a.id + 2)
 	   CROSS JOIN (VALUES (NULL), (''), ('ab"c\d' || chr(233) || chr(10)), (E'\x0B\b' || chr(128512) || chr(65535) || chr(127))) AS hv(h)
  ORDER BY a.id, b.id, h NULLS FIRST;
+
+-- The checkpoint table's guard trigger: every update that moves generation,
+-- applied_position or prune_horizon backward is SG005, by any path (here a
+-- superuser's own UPDATE); the others go through.
+INSERT INTO sog.checkpoint (consumer, stream, "partition", generation, applied_position, prune_horizon)
+VALUES ('diff', 'guard', '0', 5, '10', '3');
+SELECT 'guard ' || u || ' => ' || pg_temp.try_message(format(
+		   'UPDATE sog.checkpoint SET %s WHERE consumer = %L RETURNING generation || %L || coalesce(applied_position::text, %L) || %L || coalesce(prune_horizon::text, %L)',
+		   u, 'diff', ' ', '-', ' ', '-'))
+  FROM unnest(ARRAY['applied_position = ''9''', 'applied_position = NULL', 'applied_position = ''10-0''',
+					'applied_position = ''10''', 'generation = 4', 'generation = NULL', 'generation = 6',
+					'prune_horizon = ''2''', 'prune_horizon = NULL', 'prune_horizon = ''3-0''',
+					'applied_position = ''11'', generation = 5', 'state = ''replaying''',
+					'applied_position = ''100000000000000000000'', prune_horizon = ''99999999999999999999''']) WITH ORDINALITY AS x(u, i)
+ ORDER BY i;
