@@ -21,6 +21,8 @@
 #     which is then kept (each must match, and its <from> be found, at least
 #     once): the C edition's statement stays the one copy where a word
 #     differs;
+#   - "-- @before <statement>" emits a portable file just before that
+#     statement (matched as for @at), which stays;
 #   - "-- @after <script file name>" emits a portable file after the last
 #     statement of that script;
 #   - pg_extension_config_dump() calls stay in the pg_tle script (an
@@ -86,6 +88,7 @@ for my $file (sort glob("$root/portable/*.sql")) {
 	my $text = slurp($file);
 	my @stmts = split_sql($text, $name);
 	my ($at) = $text =~ /^-- \@at (.+?)\s*$/m;
+	my ($before) = $text =~ /^-- \@before (.+?)\s*$/m;
 	my ($after) = $text =~ /^-- \@after (\S+)\s*$/m;
 	while ($text =~ /^-- \@drop (.+?)\s*$/mg) {
 		push @drops, { re => qr/$1/, src => "$name: $1", n => 0 };
@@ -98,6 +101,9 @@ for my $file (sort glob("$root/portable/*.sql")) {
 		$omit{ normalize_sig($sig) } = { why => $why, seen => 0, src => $name };
 	}
 	if (defined $at) { $at{ collapse($at) } = { file => $name, stmts => \@stmts, used => 0 }; }
+	elsif (defined $before) {
+		$at{ collapse($before) } = { file => $name, stmts => \@stmts, used => 0, keep => 1 };
+	}
 	elsif (defined $after) { push @{ $after{$after} }, { file => $name, stmts => \@stmts }; }
 	for my $st (@stmts) {
 		my $sig = function_sig($st->{sql});
@@ -109,7 +115,7 @@ for my $file (sort glob("$root/portable/*.sql")) {
 	}
 	# Library files (no @at/@after): helpers are emitted with the file's
 	# first replacement function.
-	$file_helpers_out{$name} = (defined $at || defined $after) ? 1 : 0;
+	$file_helpers_out{$name} = (defined $at || defined $before || defined $after) ? 1 : 0;
 	$portable_fn{"\0file:$name"} = \@stmts;
 }
 
@@ -138,7 +144,7 @@ SCRIPT: for my $script (@chain) {
 			fail("$blk->{file}: \@at matches twice") if $blk->{used}++;
 			push @out, { sql => "-- portable/$blk->{file}\n" };
 			emit_portable($_) for @{ $blk->{stmts} };
-			next;
+			next unless $blk->{keep};
 		}
 		if (my @hit = grep { $flat =~ $_->{re} } @drops) {
 			$_->{n}++ for @hit;

@@ -22,6 +22,9 @@
 #      test/portable/gen_inputs.pl, against the C edition (installed on the
 #      system's PostgreSQL by make install, in its own throwaway cluster) and
 #      the portable one; every answer must be the same;
+#      the rows of sog.receipt the C edition writes for runs of receipts
+#      (test/portable/receipt_runs.sql) against sog.receipt_rows, and read
+#      back;
 #   6. the catalog (test/portable/catalog.sql): every function, type,
 #      operator, table, column, constraint, index and trigger of the part
 #      that the C edition installed at 1.0 has too, described the same; the
@@ -268,6 +271,22 @@ for db in tle plain; do
 	else
 		diff "$tmp/c.out" "$tmp/$db.out" | cut -c1-300 | head -40
 		fail "the portable edition ($db) answers $(diff "$tmp/c.out" "$tmp/$db.out" | grep -c '^>') question(s) differently"
+	fi
+done
+
+say "receipts: the rows of sog.receipt the C edition writes, and the portable edition's"
+as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d postgres -f "$here/receipts_c.sql" >"$tmp/c.rcpt" 2>&1 ||
+	{ tail -5 "$tmp/c.rcpt"; fail "receipts_c.sql on the C edition"; }
+for db in tle plain; do
+	psql_t -At -U postgres -d "$db" -f "$here/receipts_portable.sql" >"$tmp/$db.rcpt" 2>&1 ||
+		{ tail -5 "$tmp/$db.rcpt"; fail "receipts_portable.sql ($db)"; continue; }
+	if [ "$(grep -c ' row ' "$tmp/c.rcpt")" -lt 12 ]; then
+		fail "the C edition wrote too few receipt rows ($(grep -c ' row ' "$tmp/c.rcpt"))"
+	elif cmp -s "$tmp/c.rcpt" "$tmp/$db.rcpt"; then
+		echo "$db: $(grep -c ' row ' "$tmp/c.rcpt") rows of $(grep -c ' reads ' "$tmp/c.rcpt") runs, byte for byte the C edition's, read back the same"
+	else
+		diff "$tmp/c.rcpt" "$tmp/$db.rcpt" | cut -c1-300 | head -20
+		fail "the portable edition ($db) stores or reads receipts otherwise"
 	fi
 done
 
