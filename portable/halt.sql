@@ -17,8 +17,6 @@ CREATE FUNCTION sog.python_json_string(s text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	-- code points as in UTF-8 whatever the server encoding (ascii() of a
-	-- character of a UTF-8 database is its code point)
 	SELECT '"' || coalesce(string_agg(
 		CASE
 			WHEN ch = '"' THEN E'\\"'
@@ -34,7 +32,17 @@ AS $$
 				 || E'\\u' || lpad(to_hex(56320 | ((cp - 65536) & 1023)), 4, '0')
 		END, '' ORDER BY i), '') || '"'
 	  FROM regexp_split_to_table(s, '') WITH ORDINALITY AS c(ch, i),
-		   LATERAL (SELECT ascii(ch) AS cp) a
+		   LATERAL (SELECT convert_to(ch, 'UTF8') AS u) b,
+		   -- the code point from the character's UTF-8 bytes (as the C
+		   -- edition reads them), whatever the server encoding
+		   LATERAL (SELECT CASE octet_length(u)
+							   WHEN 1 THEN get_byte(u, 0)
+							   WHEN 2 THEN ((get_byte(u, 0) & 31) << 6) | (get_byte(u, 1) & 63)
+							   WHEN 3 THEN ((get_byte(u, 0) & 15) << 12) | ((get_byte(u, 1) & 63) << 6)
+										   | (get_byte(u, 2) & 63)
+							   ELSE ((get_byte(u, 0) & 7) << 18) | ((get_byte(u, 1) & 63) << 12)
+									| ((get_byte(u, 2) & 63) << 6) | (get_byte(u, 3) & 63)
+						   END AS cp) a
 $$;
 
 -- The manifest of a boundary (cursor, commit] with a buffer hash; a
