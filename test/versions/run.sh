@@ -55,7 +55,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 majors=("$@")
 [ ${#majors[@]} -gt 0 ] || majors=(15 17 18 19)
-suites=${VERSIONS_SUITES:-released-scripts docs getting-started regress isolation tap bench-smoke python-example reliability corpus}
+suites=${VERSIONS_SUITES:-released-scripts docs getting-started regress isolation tap portable bench-smoke python-example reliability corpus}
 citus_majors=${VERSIONS_CITUS-17}
 counted=" 15 17 18 "				# majors whose failure fails the run
 
@@ -78,15 +78,19 @@ result() {		# result COUNTED(0|1) STATUS LINE
 	fi
 }
 
-# The working tree (and Citus's source, for make test-citus) inside root $1.
+# The working tree (and the vendored sources: Citus for make test-citus,
+# pg_tle for the portable edition's suite) inside root $1.
 stage_tree() {
 	local r=$1
 	rm -rf "$r/sog"
 	sog_copy_tree "$repo" "$r/sog/src" || return 1
-	if [ -d "$repo/../shared/vendor/citus" ]; then
-		mkdir -p "$r/sog/shared/vendor"
-		cp -a "$repo/../shared/vendor/citus" "$r/sog/shared/vendor/"
-	fi
+	local v
+	for v in citus pg_tle; do
+		if [ -d "$repo/../shared/vendor/$v" ]; then
+			mkdir -p "$r/sog/shared/vendor"
+			cp -a "$repo/../shared/vendor/$v" "$r/sog/shared/vendor/"
+		fi
+	done
 }
 
 run_major() {
