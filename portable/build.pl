@@ -3,6 +3,7 @@
 # C edition's (docs/portable.md, "One source, two editions").
 #
 #   perl portable/build.pl [--out DIR] [--check] [--until REGEX --name NAME]
+#   perl portable/build.pl --self-test    (the reader's own cases)
 #
 # Replays sql/stream_offset_guard--<first>.sql and every update script up
 # to the control file's default_version, statement by statement, and
@@ -49,7 +50,8 @@ my $check = 0;
 my ($until, $partname);
 while (@ARGV) {
 	my $a = shift @ARGV;
-	if ($a eq '--out') { $out = shift @ARGV; }
+	if ($a eq '--self-test') { exit self_test(); }
+	elsif ($a eq '--out') { $out = shift @ARGV; }
 	elsif ($a eq '--check') { $check = 1; }
 	elsif ($a eq '--until') { $until = shift @ARGV; }
 	elsif ($a eq '--name') { $partname = shift @ARGV; }
@@ -467,10 +469,14 @@ BEGIN {
 		character varchar char uuid json jsonb anyelement anyarray record void date time trigger
 		bit int2 float4 float8 decimal smallserial serial bigserial money inet cidr macaddr xml tsvector);
 }
-my %type_alias = (int8 => 'bigint', int => 'integer', int4 => 'integer', int2 => 'smallint',
-	bool => 'boolean', float8 => 'double precision', float4 => 'real', varchar => 'character varying',
-	'timestamp with time zone' => 'timestamptz', 'time with time zone' => 'timetz',
-	'bit varying' => 'varbit', 'char' => 'character', decimal => 'numeric');
+# (in a BEGIN block: the main program exits before this line would run)
+my %type_alias;
+BEGIN {
+	%type_alias = (int8 => 'bigint', int => 'integer', int4 => 'integer', int2 => 'smallint',
+		bool => 'boolean', float8 => 'double precision', float4 => 'real', varchar => 'character varying',
+		'timestamp with time zone' => 'timestamptz', 'time with time zone' => 'timetz',
+		'bit varying' => 'varbit', decimal => 'numeric');
+}
 
 # An identifier as PostgreSQL reads it: unquoted parts folded to lower
 # case, quoted ones kept.
@@ -516,4 +522,39 @@ sub normalize_sig {
 		push @types, $t . $arr;
 	}
 	return "$name(" . join(', ', @types) . ")";
+}
+
+# --self-test: the statement reader on the shapes the scripts use and on
+# the ones a review showed it misread; exit status 0 when all hold.
+sub self_test {
+	my ($ok, $bad) = (0, 0);
+	my $t = sub {
+		my ($what, $got, $want) = @_;
+		if (defined $got && $got eq $want) { $ok++; }
+		else { $bad++; print "self-test FAILED: $what: got " . ($got // 'undef') . ", want $want\n"; }
+	};
+	my @st = split_sql("\\echo Use CREATE EXTENSION \\quit\nSELECT 1;\n-- c; d\nSELECT 'a;b' || E'it\\'s; -- x' || \$q\$ ; \$q\$;\n"
+		. "/* x; */ CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS \$\$ BEGIN RAISE NOTICE '\\\\x;'; RETURN 1; END \$\$;\n", 'self');
+	$t->('statements split', scalar @st, 3);
+	$t->('psql line dropped', (collapse(strip_comments($st[0]{sql})) eq 'SELECT 1;') ? 1 : 0, 1);
+	$t->('E-string with quote and --', collapse(strip_comments($st[1]{sql})), q{SELECT 'a;b' || E'it\'s; -- x' || $q$ ; $q$;});
+	$t->('backslash inside a body kept', ($st[2]{sql} =~ /RAISE NOTICE '\\\\x;'/) ? 1 : 0, 1);
+	$t->('name with digits', function_sig('CREATE FUNCTION sog.apply_batch_int8(checkpoint_id bigint, g bigint, p bigint[], d bytea[]) RETURNS boolean[] AS $$x$$ LANGUAGE C;'),
+		'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[])');
+	$t->('quoted names and types', function_sig('CREATE FUNCTION "sog"."Odd"("position" sog.position, "x" "char") RETURNS int AS $$x$$ LANGUAGE sql;'),
+		'sog.Odd(sog.position, char)');
+	$t->('defaults with commas and parentheses', function_sig(q{CREATE OR REPLACE FUNCTION sog.f(a text DEFAULT 'x,)y', b int4 = 3, OUT c int, VARIADIC d int8[]) RETURNS SETOF record AS $$x$$ LANGUAGE sql;}),
+		'sog.f(text, integer, bigint[])');
+	$t->('type aliases', function_sig('CREATE FUNCTION sog.g(varchar, float8, bool, pg_catalog.text, timestamp with time zone) RETURNS void AS $$x$$ LANGUAGE sql;'),
+		'sog.g(character varying, double precision, boolean, text, timestamptz)');
+	$t->('LANGUAGE C read', is_c(q{CREATE FUNCTION sog.h() RETURNS int AS 'MODULE_PATHNAME', 'h' LANGUAGE C STRICT;}) ? 1 : 0, 1);
+	$t->('LANGUAGE C in a body or comment is not C',
+		is_c(qq{CREATE FUNCTION sog.h() RETURNS int -- LANGUAGE C\n LANGUAGE sql AS \$\$ SELECT 'LANGUAGE C'::text \$\$;}) ? 1 : 0, 0);
+	for my $case (['nested comment', "/* a /* b */ c */ SELECT 1;"], ['unterminated string', "SELECT 'abc;"],
+				  ['BEGIN ATOMIC', "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END;"]) {
+		my $died = eval { split_sql($case->[1], 'self'); 0 } // 1;
+		$t->("$case->[0] refused", $died, 1);
+	}
+	print "portable/build.pl self-test: $ok passed, $bad failed\n";
+	return $bad ? 1 : 0;
 }

@@ -169,6 +169,7 @@ fi
 
 say "build ($part: the 1.0 script up to sog.register)"
 out_dir=$tmp/portable
+perl "$srcdir/portable/build.pl" --self-test || fail "portable/build.pl --self-test"
 if ! perl "$srcdir/portable/build.pl" --out "$out_dir" --until '^CREATE FUNCTION sog\.register\(' --name "$part"; then
 	fail "portable/build.pl"
 	finish
