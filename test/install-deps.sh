@@ -12,8 +12,8 @@
 #   test/install-deps.sh regress  what the regression suite alone needs, for
 #                                 PG_MAJOR (the root of a release candidate)
 #   test/install-deps.sh fuzz     only what `make fuzz` needs
-#   test/install-deps.sh portable what test/portable/run.sh needs (pg_tle's
-#                                 build too), for PG_MAJOR
+#   test/install-deps.sh portable what test/portable/run.sh needs (the
+#                                 server set: pg_tle's build too), for PG_MAJOR
 #   test/install-deps.sh citus    what building Citus from source and its
 #                                 tests need (test/citus; with PG_MAJOR's
 #                                 server set)
@@ -45,7 +45,9 @@
 #   patch, lib*-dev           Citus' build (its configure's libraries; ICU's
 #                             headers for PostgreSQL's pg_locale.h)
 #   flex, bison, libkrb5-dev  pg_tle's build from ../shared/vendor, for the
-#                             portable edition's tests (test/portable)
+#                             portable edition's suite (test/portable), a
+#                             server suite: in the server set, so every
+#                             root of make test-versions has them
 # runuser (util-linux) is essential on Debian and always present.
 
 set -euo pipefail
@@ -53,10 +55,9 @@ set -euo pipefail
 M=${PG_MAJOR:-15}
 server=(make gcc libc6-dev perl postgresql-$M postgresql-server-dev-$M libipc-run-perl
 	libssl-dev openssl python3 python3-psycopg postgresql-$M-cron
-	prometheus-postgres-exporter procps)
+	prometheus-postgres-exporter procps flex bison libkrb5-dev)
 fuzz=(clang libclang-rt-14-dev llvm-14)
-portable=(flex bison libkrb5-dev)
-citus=(patch libicu-dev libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev
+citus=(patch libicu-dev libcurl4-openssl-dev liblz4-dev libzstd-dev
 	libselinux1-dev libxslt1-dev libpam0g-dev libreadline-dev)
 
 list=0
@@ -65,11 +66,11 @@ if [ "${1:-}" = --list ]; then
 	shift
 fi
 case "${1:-all}" in
-	all) pkgs=("${server[@]}" "${fuzz[@]}" "${portable[@]}" prometheus spin) ;;
+	all) pkgs=("${server[@]}" "${fuzz[@]}" prometheus spin) ;;
 	server) pkgs=("${server[@]}") ;;
 	regress) pkgs=(make gcc libc6-dev perl postgresql-$M postgresql-server-dev-$M) ;;
 	fuzz) pkgs=("${fuzz[@]}") ;;
-	portable) pkgs=("${server[@]}" "${portable[@]}") ;;
+	portable) pkgs=("${server[@]}") ;;
 	citus) pkgs=("${server[@]}" "${citus[@]}") ;;
 	*)
 		echo "usage: $0 [--list] [all|server|regress|fuzz|portable|citus]" >&2

@@ -116,6 +116,8 @@ start_cluster() {
 # --- 1. packages and pg_tle ----------------------------------------------------------
 
 say "packages"
+# install-deps.sh's server set has them (a root of make test-versions is
+# made with that set: its apt may not reach a current archive later)
 sog_install_packages make gcc libc6-dev perl "postgresql-$major" "postgresql-server-dev-$major" \
 	flex bison libkrb5-dev || { fail "packages"; finish; }
 
@@ -161,7 +163,7 @@ rm -rf "$R/usr/lib/postgresql/$major/lib/$ext.so" "$R/usr/lib/postgresql/$major/
 	"$R/usr/share/postgresql/$major/extension/$ext"[.-]*
 cp -a "$tle/stage/usr/." "$R/usr/"
 pbin=$R/usr/lib/postgresql/$major/bin
-if ls "$R/usr/share/postgresql/$major/extension/" | grep -q "^$ext"; then
+if compgen -G "$R/usr/share/postgresql/$major/extension/$ext*" >/dev/null; then
 	fail "the private copy still has files of the C edition"
 fi
 
@@ -320,10 +322,13 @@ for db in tle plain; do
 	echo "$db: $nshared objects described as in the C edition; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^(function|type|operator) //; s/\(.*//' | sort -u | tr '\n' ' '))"
 	# the C functions the part omits (portable/*.sql's @omit lines) must be
 	# absent (the probe must see one that is there)
-	tr -d ' "' <"$tmp/$db.cat" | grep -qF 'functionsog.position_lt(sog.position,sog.position)' ||
+	# (into a file first: grep -q ends early, and with pipefail a writer's
+	# SIGPIPE would fail the pipeline)
+	tr -d ' "' <"$tmp/$db.cat" >"$tmp/$db.flat"
+	grep -qF 'functionsog.position_lt(sog.position,sog.position)' "$tmp/$db.flat" ||
 		fail "$db: the omission probe does not see sog.position_lt"
 	for sig in $(grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit //; s/ //g'); do
-		if tr -d ' "' <"$tmp/$db.cat" | grep -qF "function$sig"; then
+		if grep -qF "function$sig" "$tmp/$db.flat"; then
 			fail "$db: $sig is omitted by portable/, yet installed"
 		fi
 	done
