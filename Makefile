@@ -58,6 +58,12 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# hash.c calls OpenSSL's EVP interface directly where PostgreSQL itself is
+# built with OpenSSL (pg_config.h's USE_OPENSSL); link libcrypto then.
+ifeq ($(with_ssl),openssl)
+SHLIB_LINK += -lcrypto
+endif
+
 .PHONY: test fuzz demo tour bench bench-versions model portable test-portable reliability test-citus test-versions sanitize valgrind sqlsmith
 
 # The whole suite on a fresh machine: dependencies, build, throwaway cluster,
