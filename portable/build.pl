@@ -4,6 +4,7 @@
 #
 #   perl portable/build.pl [--out DIR] [--check] [--until REGEX --name NAME]
 #   perl portable/build.pl --self-test    (the reader's own cases)
+#   perl portable/build.pl --allow-missing [--out DIR]   (development only)
 #
 # Replays sql/stream_offset_guard--<first>.sql and every update script up
 # to the control file's default_version, statement by statement, and
@@ -26,6 +27,13 @@
 #     statement (matched as for @at), which stays;
 #   - "-- @after <script file name>" emits a portable file after the last
 #     statement of that script;
+#   - "-- @entry <signature>" replaces that C function by a wrapper made
+#     from the C edition's own statement (its name, arguments, defaults,
+#     result, volatility, strictness, parallel safety, security and settings
+#     stay; only the language and body change): a SQL function that passes
+#     the calling role's key (sog.caller_key(), portable/access.sql) and its
+#     arguments to sog.<name>_entry(uuid, <the same types>), which the file
+#     defines and which does the work as the extension's owner;
 #   - pg_extension_config_dump() calls stay in the pg_tle script (an
 #     extension) and leave the plain one.
 #
@@ -39,6 +47,13 @@
 # of the surface (sections 2 to 4 of the 1.0 script) is tested this way
 # while the rest is ported.  The checks that every directive matched and
 # every C function has a counterpart then apply to the part replayed.
+#
+# --allow-missing (development only, while the port is unfinished; no
+# target uses it): a C function without a portable counterpart becomes a
+# PL/pgSQL function of the C edition's statement that raises 0A000 ("not
+# in the portable edition yet"), and the version is labelled
+# <version>+incomplete, so that the part ported can be installed whole and
+# compared call by call with the C edition.
 use strict;
 use warnings;
 use File::Basename qw(dirname basename);
@@ -48,11 +63,13 @@ my $root = dirname(dirname(__FILE__));
 my $out = "$root/build/portable";
 my $check = 0;
 my ($until, $partname);
+my $allow_missing = 0;
 while (@ARGV) {
 	my $a = shift @ARGV;
 	if ($a eq '--self-test') { exit self_test(); }
 	elsif ($a eq '--out') { $out = shift @ARGV; }
 	elsif ($a eq '--check') { $check = 1; }
+	elsif ($a eq '--allow-missing') { $allow_missing = 1; }
 	elsif ($a eq '--until') { $until = shift @ARGV; }
 	elsif ($a eq '--name') { $partname = shift @ARGV; }
 	else { die "usage: $0 [--out DIR] [--check] [--until REGEX --name NAME]\n"; }
@@ -84,7 +101,7 @@ for (my $v = $first; $v ne $default;) {
 
 # --- the portable sources ----------------------------------------------------
 
-my (%portable_fn, %fn_file, %omit, @drops, @rewrites, %at, %after, %emitted, %file_helpers_out);
+my (%portable_fn, %fn_file, %omit, %entry, @drops, @rewrites, %at, %after, %emitted, %file_helpers_out);
 for my $file (sort glob("$root/portable/*.sql")) {
 	my $name = basename($file);
 	my $text = slurp($file);
@@ -97,6 +114,12 @@ for my $file (sort glob("$root/portable/*.sql")) {
 	}
 	while ($text =~ /^-- \@rewrite (.+?) \| (.+?) \|(?: (.*?))?\s*$/mg) {
 		push @rewrites, { re => qr/$1/, from => $2, to => $3 // '', src => "$name: $1 | $2", n => 0 };
+	}
+	while ($text =~ /^-- \@entry (.+?\))\s*$/mg) {
+		my $sig = normalize_sig($1);
+		fail("$name: \@entry $sig twice (also in $fn_file{$sig})") if $fn_file{$sig};
+		$fn_file{$sig} = $name;
+		$entry{$sig} = { src => $name, seen => 0 };
 	}
 	while ($text =~ /^-- \@omit (.+?\)): (.+?)\s*$/mg) {
 		my ($sig, $why) = ($1, $2);
@@ -124,6 +147,7 @@ for my $file (sort glob("$root/portable/*.sql")) {
 # --- the replay ----------------------------------------------------------------
 
 my @out;		# { sql, ext_only }
+my $missing = 0;	# --allow-missing: stubs made
 my %c_fn;		# C signatures seen
 my %reported;	# C signatures reported missing
 my $stopped = 0;
@@ -167,19 +191,23 @@ SCRIPT: for my $script (@chain) {
 			$c_fn{$sig} = 1;
 			if ($omit{$sig}) { $omit{$sig}{seen}++; next; }
 			next if $emitted{$sig};
+			if ($entry{$sig}) {
+				$entry{$sig}{seen}++;
+				emit_helpers($fn_file{$sig});
+				my $w = entry_wrapper($sql, $sig);
+				if (defined $w) { push @out, { sql => $w }; $emitted{$sig} = 1; }
+				next;
+			}
+			if (!$portable_fn{$sig} && $allow_missing) {
+				my $w = missing_stub($sql, $sig);
+				if (defined $w) { push @out, { sql => $w }; $emitted{$sig} = 1; $missing++; }
+				next;
+			}
 			if (!$portable_fn{$sig}) {
 				fail("$script: no portable definition of C function $sig") unless $reported{$sig}++;
 				next;
 			}
-			my $lib = $fn_file{$sig};
-			if (!$file_helpers_out{$lib}) {
-				$file_helpers_out{$lib} = 1;
-				for my $h (@{ $portable_fn{"\0file:$lib"} }) {
-					my $hs = function_sig($h->{sql});
-					next if defined $hs && !helper($hs);
-					emit_portable($h);
-				}
-			}
+			emit_helpers($fn_file{$sig});
 			emit_portable($portable_fn{$sig}) unless $emitted{$sig};
 			next;
 		}
@@ -198,6 +226,49 @@ SCRIPT: for my $script (@chain) {
 	}
 }
 
+# A library file's helpers (its statements other than replacements of C
+# functions), once, before its first replacement.
+sub emit_helpers {
+	my ($lib) = @_;
+	return if $file_helpers_out{$lib};
+	$file_helpers_out{$lib} = 1;
+	for my $h (@{ $portable_fn{"\0file:$lib"} }) {
+		my $hs = function_sig($h->{sql});
+		next if defined $hs && !helper($hs);
+		emit_portable($h);
+	}
+}
+
+# The wrapper of an @entry function, from the C edition's statement.
+sub entry_wrapper {
+	my ($sql, $sig) = @_;
+	my ($name, $types) = $sig =~ /^sog\.([a-z_0-9]+)\((.*)\)$/
+		or do { fail("\@entry $sig: not a function of schema sog with a plain name"); return undef };
+	my $n = $types eq '' ? 0 : scalar(split /,/, $types);
+	my $w = $sql;
+	$w =~ s/\s*AS\s+'MODULE_PATHNAME'\s*,\s*'[A-Za-z_0-9]+'//
+		or do { fail("\@entry $sig: no AS 'MODULE_PATHNAME', '...' in its statement"); return undef };
+	$w =~ s/\bLANGUAGE\s+C\b/LANGUAGE sql/
+		or do { fail("\@entry $sig: no LANGUAGE C in its statement"); return undef };
+	my $args = join('', map { ", \$$_" } 1 .. $n);
+	$w =~ s/;\s*$/\n\tAS \$\$SELECT * FROM sog.${name}_entry(sog.caller_key()$args)\$\$;\n/
+		or do { fail("\@entry $sig: its statement does not end with ;"); return undef };
+	return $w;
+}
+
+# --allow-missing: the C edition's statement with a body that refuses.
+sub missing_stub {
+	my ($sql, $sig) = @_;
+	my $w = $sql;
+	$w =~ s/\s*AS\s+'MODULE_PATHNAME'\s*,\s*'[A-Za-z_0-9]+'//
+		or do { fail("$sig: no AS 'MODULE_PATHNAME', '...' in its statement"); return undef };
+	$w =~ s/\bLANGUAGE\s+C\b/LANGUAGE plpgsql/
+		or do { fail("$sig: no LANGUAGE C in its statement"); return undef };
+	$w =~ s/;\s*$/\n\tAS \$\$BEGIN RAISE EXCEPTION '$sig is not in the portable edition yet' USING ERRCODE = 'feature_not_supported'; END\$\$;\n/
+		or do { fail("$sig: its statement does not end with ;"); return undef };
+	return $w;
+}
+
 # Beyond the part (--until): count what the directives would match, emit
 # nothing.
 sub dry_run {
@@ -211,6 +282,7 @@ sub dry_run {
 	for my $rw (grep { $flat =~ $_->{re} } @rewrites) { $rw->{n}++ if index($sql, $rw->{from}) >= 0; }
 	my $sig = function_sig($sql);
 	$omit{$sig}{seen}++ if defined $sig && $omit{$sig} && is_c($sql);
+	$entry{$sig}{seen}++ if defined $sig && $entry{$sig} && is_c($sql);
 }
 
 # A helper: a portable function with no C function of its signature.
@@ -247,6 +319,9 @@ for my $r (@rewrites) { fail("$r->{src}: \@rewrite changed no statement") unless
 for my $s (sort keys %omit) {
 	fail("$omit{$s}{src}: \@omit $s: no C function of that signature") unless $omit{$s}{seen};
 }
+for my $s (sort keys %entry) {
+	fail("$entry{$s}{src}: \@entry $s: no C function of that signature") unless $entry{$s}{seen};
+}
 for my $k (sort keys %at) { fail("$at{$k}{file}: \@at matched no statement: $k") unless $at{$k}{used}; }
 for my $s (sort grep { !/^\0/ } keys %emitted) {
 	next if $stopped;
@@ -271,6 +346,8 @@ if (@errors) {
 # --- the two scripts -------------------------------------------------------------
 
 my $version_label = defined $partname ? "$default+$partname" : $default;
+$version_label .= '+incomplete' if $missing;
+print STDERR "portable/build.pl: --allow-missing: $missing C function(s) replaced by stubs that raise 0A000\n" if $missing;
 my $tle_name = $partname // $ext;
 my $body_ext = join("\n", map { $_->{sql} } @out) . "\n";
 my $body_plain = join("\n", map { $_->{ext_only} ? "-- (extension only) " . oneline($_->{sql}) : $_->{sql} } @out) . "\n";
