@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+#
+# test/portable/regress.sh: the C edition's regression suite and isolation
+# specs, with their own expected files, against the portable edition
+# installed the way a managed service's user installs it: through pg_tle,
+# by a role that holds pgtle_admin and is not a superuser (docs/portable.md).
+#
+#   1. pg_tle and the private copy of PostgreSQL without the C edition
+#      (test/portable/lib.sh, as run.sh);
+#   2. the whole edition built from the tree (portable/build.pl);
+#   3. a cluster with pg_tle preloaded; database contrib_regression with
+#      pg_tle and pgcrypto (the tests' SHA-256 oracle), and the edition
+#      installed there by sog_tle_admin: pgtle.install_extension, then
+#      CREATE EXTENSION;
+#   4. pg_regress --use-existing with the Makefile's REGRESS list but
+#      setup, which is the C edition's install test (it drops the
+#      extension and creates it again as the superuser: step 3 is the
+#      portable edition's); then pg_isolation_regress with ISOLATION.
+#
+#   test/portable/regress.sh [--major N] [--allow-missing] [TEST...]
+#
+# TEST... runs those regression tests only (no isolation specs).
+# --allow-missing (development) builds with portable/build.pl's stubs for
+# what is not ported yet.  Prints "portable-regress: passed (...)" or the
+# failing tests and their diffs' first lines; exit status 1 on any.
+
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=$(cd "$here/../.." && pwd)
+source "$srcdir/test/lib.sh"
+
+major=15
+allow=()
+only=()
+while [ $# -gt 0 ]; do
+	case $1 in
+		--major) major=$2; shift 2 ;;
+		--allow-missing) allow=(--allow-missing); shift ;;
+		-*) echo "usage: $0 [--major N] [--allow-missing] [TEST...]" >&2; exit 2 ;;
+		*) only+=("$1"); shift ;;
+	esac
+done
+
+t0=$(date +%s)
+say() { printf '\n=== %s\n' "$*"; }
+failures=()
+fail() { echo "portable-regress: FAILED: $*"; failures+=("$*"); }
+finish() {
+	if [ ${#failures[@]} -eq 0 ]; then
+		echo "portable-regress: passed ($*; $(($(date +%s) - t0)) s)"
+		exit 0
+	fi
+	echo "portable-regress: ${#failures[@]} failure(s) in $(($(date +%s) - t0)) s"
+	exit 1
+}
+
+ext=stream_offset_guard
+tarball=${PG_TLE_TARBALL:-$srcdir/../shared/vendor/pg_tle/pg_tle-1.5.3.tar.gz}
+sysbin=/usr/lib/postgresql/$major/bin
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sog-portable-regress.XXXXXX")
+chmod 755 "$tmp"
+umask 022
+server_bins=()
+server_dirs=()
+cleanup() {
+	local rc=$? i
+	for i in "${!server_dirs[@]}"; do
+		if [ -f "${server_dirs[$i]}/postmaster.pid" ]; then
+			as_pg "${server_bins[$i]}/pg_ctl" -D "${server_dirs[$i]}" -m immediate -w stop >/dev/null 2>&1 || true
+		fi
+	done
+	if [ "${KEEP_TMP:-0}" = 1 ]; then echo "portable-regress: KEEP_TMP=1, $tmp stays"; else rm -rf "$tmp"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+source "$here/lib.sh"
+
+portable_tle
+
+say "build (the whole edition${allow:+, with stubs for what is not ported})"
+out_dir=$tmp/portable
+if ! perl "$srcdir/portable/build.pl" "${allow[@]}" --out "$out_dir"; then
+	fail "portable/build.pl"
+	finish
+fi
+chmod -R a+rX "$out_dir"
+
+say "cluster with pg_tle; the edition installed by sog_tle_admin (pgtle_admin, not a superuser)"
+start_cluster "$pbin" tle "shared_preload_libraries = 'pg_tle'" "max_prepared_transactions = 10" ||
+	{ fail "cluster"; finish; }
+tsock=$sock
+psql_t() { as_pg "$pbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$tsock" "$@"; }
+psql_t -U postgres -d postgres <<'EOF' || { fail "cluster setup"; finish; }
+CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+CREATE DATABASE contrib_regression;
+GRANT CREATE ON DATABASE contrib_regression TO sog_tle_admin;
+\c contrib_regression
+CREATE EXTENSION pg_tle;
+CREATE EXTENSION pgcrypto;
+GRANT pgtle_admin TO sog_tle_admin;
+EOF
+if psql_t -U sog_tle_admin -d contrib_regression -f "$out_dir/pg_tle.sql" >"$tmp/install.log" 2>&1 &&
+	psql_t -U sog_tle_admin -d contrib_regression -c "CREATE EXTENSION $ext" >>"$tmp/install.log" 2>&1; then
+	psql_t -U postgres -d contrib_regression -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$ext'"
+else
+	tail -20 "$tmp/install.log"
+	fail "install through pg_tle as a pgtle_admin role"
+	finish
+fi
+
+# The Makefile's lists (what make installcheck runs for the C edition).
+list() { make -s -C "$srcdir" -f - print <<EOF
+include Makefile
+print:
+	@echo \$($1)
+EOF
+}
+regress=$(list REGRESS)
+isolation=$(list ISOLATION)
+if [ ${#only[@]} -gt 0 ]; then
+	regress="${only[*]}"
+	isolation=
+fi
+regress=$(printf '%s\n' $regress | grep -vx setup | tr '\n' ' ')
+
+pgxs=$("$sysbin/pg_config" --pgxs)
+pg_regress=$(dirname "$pgxs")/../test/regress/pg_regress
+pg_isolation_regress=$(dirname "$pgxs")/../test/isolation/pg_isolation_regress
+# a copy of test/ that postgres may write (results beside the files; the
+# tests include test/*.sql relative to the directory they run in)
+mkdir -p "$tmp/tree"
+cp -a "$srcdir/test" "$tmp/tree/test"
+chown -R postgres: "$tmp/tree"
+
+say "regression suite ($(wc -w <<<"$regress") files; setup is the C edition's install test)"
+if (cd "$tmp/tree" && as_pg "$pg_regress" --bindir="$pbin" --host="$tsock" --user=postgres \
+	--use-existing --dbname=contrib_regression \
+	--inputdir=test --outputdir=test $regress) >"$tmp/regress.log" 2>&1; then
+	grep -E '^(ok|not ok|test |# All| All)' "$tmp/regress.log" | tail -3
+else
+	grep -E 'FAILED|failed \(ignored\)|not ok' "$tmp/regress.log" | head -60
+	[ -f "$tmp/tree/test/regression.diffs" ] && head -c 6000 "$tmp/tree/test/regression.diffs"
+	fail "regression suite: $(grep -cE ' FAILED|^not ok' "$tmp/regress.log") of $(wc -w <<<"$regress") files differ"
+fi
+
+if [ -n "$isolation" ]; then
+	say "isolation specs ($(wc -w <<<"$isolation"))"
+	if (cd "$tmp/tree" && as_pg "$pg_isolation_regress" --bindir="$pbin" --host="$tsock" --user=postgres \
+		--use-existing --dbname=contrib_regression \
+		--inputdir=test --outputdir=test/output_iso $isolation) >"$tmp/isolation.log" 2>&1; then
+		grep -E '^(# All| All)' "$tmp/isolation.log" | tail -1
+	else
+		grep -E 'FAILED|not ok' "$tmp/isolation.log" | head -40
+		[ -f "$tmp/tree/test/output_iso/regression.diffs" ] && head -c 4000 "$tmp/tree/test/output_iso/regression.diffs"
+		fail "isolation specs: $(grep -cE ' FAILED|^not ok' "$tmp/isolation.log") of $(wc -w <<<"$isolation") differ"
+	fi
+fi
+
+finish "the C edition's regression files${isolation:+ and isolation specs} against the portable edition installed through pg_tle by a role that is not a superuser"
