@@ -15,7 +15,8 @@
 #   4. pg_regress --use-existing with the Makefile's REGRESS list but
 #      setup, which is the C edition's install test (it drops the
 #      extension and creates it again as the superuser: step 3 is the
-#      portable edition's); then pg_isolation_regress with ISOLATION.
+#      portable edition's); then pg_isolation_regress with ISOLATION, each
+#      spec's CREATE EXTENSION run as sog_tle_admin.
 #
 #   test/portable/regress.sh [--major N] [--allow-missing] [TEST...]
 #
@@ -131,6 +132,16 @@ pg_isolation_regress=$(dirname "$pgxs")/../test/isolation/pg_isolation_regress
 # tests include test/*.sql relative to the directory they run in)
 mkdir -p "$tmp/tree"
 cp -a "$srcdir/test" "$tmp/tree/test"
+# Each isolation spec creates the extension in its setup and drops it in
+# its teardown, as the superuser: in the copy, its setup creates it as
+# sog_tle_admin, so that every spec runs against an install by a role that
+# is not a superuser (the line is checked: a spec written otherwise fails
+# here, not silently).
+for spec in "$tmp/tree/test/specs/"*.spec; do
+	n=$(grep -c '^	CREATE EXTENSION IF NOT EXISTS stream_offset_guard;$' "$spec")
+	[ "$n" = 1 ] || fail "$(basename "$spec"): $n lines create the extension (1 expected)"
+	sed -i 's/^	CREATE EXTENSION IF NOT EXISTS stream_offset_guard;$/	SET ROLE sog_tle_admin; CREATE EXTENSION IF NOT EXISTS stream_offset_guard; RESET ROLE;/' "$spec"
+done
 chown -R postgres: "$tmp/tree"
 
 say "regression suite ($(wc -w <<<"$regress") files; setup is the C edition's install test)"
