@@ -68,40 +68,9 @@ like($privileges_before, qr/^mv_app sog\.claim\(bigint,text,text\) EXECUTE$/m, '
 like($before, qr/^receipts\|330\|/m, 'and 330 receipts');
 
 # The state behaves as it did: checked in every copy of the database.
-sub behaves
-{
-	my ($node, $db, $how) = @_;
-	my $d = sub { SogTest::digest_sql("'$_[0]'") };
-	is($node->safe_psql($db, $fingerprint), $before, "$how: every table's rows are as they were");
-	is($node->safe_psql($db, $privileges), $privileges_before, "$how: every role may do what it could, and no more");
-	is($node->safe_psql($db, SogTest::grants_not_in_force_sql()), '',
-		"$how: every grant is in force (bound to the role of its name in this cluster)");
-	is($node->safe_psql($db, SogTest::states_sql()), SogTest::filled('states'), "$how: every state is as it was");
-	is( $node->safe_psql(
-			$db, qq{SET ROLE mv_app; SELECT sog.apply_batch(1, 3, ARRAY['5', '300', '301']::sog.position[],
-	ARRAY[@{[$d->(5)]}, @{[$d->(300)]}, @{[$d->(301)]}])}),
-		'{f,f,t}', "$how: replays are answered false, the next position applies");
-	is(SogTest::sqlstate($node, $db, 'mv_app', qq{SELECT sog.apply(1, 2, '302', @{[$d->(302)]})}),
-		'SG001', "$how: the old generation is fenced");
-	is(SogTest::sqlstate($node, $db, 'mv_app', qq{SELECT sog.apply(3, 2, '41', @{[$d->(41)]})}),
-		'SG004', "$how: the open gap still blocks the failed-closed checkpoint");
-	is($node->safe_psql($db, 'SELECT count(*) FROM sog.unresolved_gaps'), '2', "$how: both open gaps are open");
-	is($node->safe_psql($db, 'SET ROLE mv_app; SELECT sog.verify_gap(2, 2, ' . SogTest::hash_16_20() . ')'),
-		't', "$how: the replaying checkpoint verifies its gap with the predecessor's hash");
-	is( $node->safe_psql(
-			$db, qq{SET ROLE mv_app; SELECT string_agg(DISTINCT sog.recovery_event(4, g::sog.position, @{[SogTest::digest_sql('g')]}), ',') FROM generate_series(250, 301) g}),
-		'verified', "$how: the open recovery attempt verifies its page from receipts");
-	is($node->safe_psql($db, q{SET ROLE mv_app; SELECT promoted, reason FROM sog.promote(4, 'T5', '301')}),
-		't|promoted', "$how: and promotes");
-	is(SogTest::sqlstate($node, $db, 'mv_scoped', q{SELECT sog.claim(3, 'w3')}),
-		'42501', "$how: the scoped role is refused other consumers");
-	is($node->safe_psql($db, q{SET ROLE mv_ops; SELECT sog.prune_due(1)}), '201',
-		"$how: the retention policy prunes (1..201 of 1..301)");
-	is($node->safe_psql($db, qq{SET ROLE mv_app; SELECT sog.apply(1, 4, '7', @{[$d->(7)]})}),
-		'f', "$how: a pruned position is still a duplicate");
-	SogTest::storage_verifies($node, $db);
-	return;
-}
+my %was = (fingerprint => $fingerprint, before => $before,
+	privileges => $privileges, privileges_before => $privileges_before);
+sub behaves { my ($node, $db, $how) = @_; SogTest::moved_state_behaves($node, $db, $how, \%was); return; }
 
 #
 # 1. pg_dump and restore, with this major's pg_dumpall and pg_dump

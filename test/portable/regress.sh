@@ -16,7 +16,9 @@
 #      setup, which is the C edition's install test (it drops the
 #      extension and creates it again as the superuser: step 3 is the
 #      portable edition's); then pg_isolation_regress with ISOLATION, each
-#      spec's CREATE EXTENSION run as sog_tle_admin.
+#      spec's CREATE EXTENSION run as sog_tle_admin;
+#   5. t/015_edition_move.pl: a database moved from the C edition to the
+#      portable one and back by pg_dump and pg_restore.
 #
 #   test/portable/regress.sh [--major N] [--allow-missing] [TEST...]
 #
@@ -132,6 +134,8 @@ pg_isolation_regress=$(dirname "$pgxs")/../test/isolation/pg_isolation_regress
 # tests include test/*.sql relative to the directory they run in)
 mkdir -p "$tmp/tree"
 cp -a "$srcdir/test" "$tmp/tree/test"
+cp -a "$srcdir/t" "$tmp/tree/t"
+cp "$srcdir/$ext.control" "$tmp/tree/"
 # The portable edition's own expected files (test/portable/expected/
 # README.md: where a domain over text must answer otherwise).
 for f in "$here"/expected/*.out; do
@@ -170,6 +174,21 @@ if [ -n "$isolation" ]; then
 		grep -E 'FAILED|not ok' "$tmp/isolation.log" | head -40
 		[ -f "$tmp/tree/test/output_iso/regression.diffs" ] && head -c 4000 "$tmp/tree/test/output_iso/regression.diffs"
 		fail "isolation specs: $(grep -cE ' FAILED|^not ok' "$tmp/isolation.log") of $(wc -w <<<"$isolation") differ"
+	fi
+fi
+
+if [ ${#only[@]} -eq 0 ]; then
+	say "TAP: t/015_edition_move.pl (C edition -> portable -> C by dump and restore)"
+	pgxsdir=$(cd "$(dirname "$pgxs")/../.." && pwd)
+	mkdir -p "$tmp/tap" && chown postgres: "$tmp/tap"
+	if (cd "$tmp/tree" && as_pg env PATH="$sysbin:$PATH" TESTDIR="$tmp/tap" PG_REGRESS="$pg_regress" \
+		SOG_PORTABLE_INSTALL="$R/usr/lib/postgresql/$major" SOG_PORTABLE_TLE_SQL="$out_dir/pg_tle.sql" \
+		prove -I "$pgxsdir/src/test/perl" -I t t/015_edition_move.pl) >"$tmp/tap.log" 2>&1; then
+		tail -2 "$tmp/tap.log"
+	else
+		grep -E '^(not ok|#)' "$tmp/tap.log" | head -40
+		tail -3 "$tmp/tap.log"
+		fail "t/015_edition_move.pl"
 	fi
 fi
 
