@@ -155,3 +155,436 @@ END
 $$;
 COMMENT ON FUNCTION sog.receipt_positions(sog.position, integer, bytea) IS
 	'the positions of a row of sog.receipt (first_position, n and its packed positions)';
+
+-- ---------------------------------------------------------------------------
+-- The receipt store (src/receipt.c: storing a run, looking a receipt up,
+-- pruning, scanning), on the encoding above.  Every function runs under the
+-- checkpoint's row lock, taken by its caller, as the owner.  The stored
+-- rows are the C edition's byte for byte (sog.receipt_rows for a sparse
+-- run; a dense run in rows of 121 digests, as sog_receipt_store_dense and
+-- sog_receipt_run_store_at both write it).
+
+-- XX001: a stored receipt row does not decode (report_corrupt_run).
+CREATE FUNCTION sog.receipt_corrupt(first_position sog.position, receipt integer, what text)
+	RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RAISE EXCEPTION 'receipt row starting at position % is corrupt', coalesce(first_position::text, '(unknown)')
+		USING ERRCODE = 'data_corrupted',
+			  DETAIL = format('At receipt %s: %s.', receipt + 1, what),
+			  HINT = 'sog.receipt is written only by the extension; restore it from a backup or prune past this row.';
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_corrupt(sog.position, integer, text) FROM PUBLIC;
+
+-- The positions of one stored row, checked as the C edition's decode_run
+-- checks them (XX001 naming the row otherwise).
+CREATE FUNCTION sog.receipt_row_positions(first_position sog.position, n integer, packed bytea,
+										  digests bytea)
+	RETURNS sog.position[]
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	out text[];
+	len int;
+	p int := 0;
+	l int;
+	b int;
+	e int;			-- end of the current encoding
+	j int;
+	nd int;
+	nb int;
+	ncomp int;
+	h text;
+	comp text;
+	txt text;
+	ok boolean;
+BEGIN
+	IF n IS NULL OR n <= 0 OR octet_length(digests) IS DISTINCT FROM n * 32 THEN
+		PERFORM sog.receipt_corrupt(first_position, 0,
+			format('%s receipts but %s digest bytes', coalesce(n, 0), coalesce(octet_length(digests), 0)));
+	END IF;
+	IF packed IS NULL THEN
+		IF strpos(first_position, '-') > 0 OR length(first_position) > 20
+		   OR first_position::text::numeric > 18446744073709551615 THEN
+			PERFORM sog.receipt_corrupt(first_position, 0, 'a dense row must start at an integer position');
+		END IF;
+		RETURN ARRAY(SELECT (first_position::text::numeric + g)::text
+					   FROM generate_series(0, n - 1) g ORDER BY g);
+	END IF;
+	len := octet_length(packed);
+	out := array_fill(NULL::text, ARRAY[n]);
+	FOR i IN 0 .. n - 1 LOOP
+		ok := p < len;
+		IF ok THEN
+			b := get_byte(packed, p);
+			IF b < 128 THEN
+				l := b;
+				p := p + 1;
+			ELSIF len - p < 2 THEN
+				ok := false;
+			ELSE
+				l := ((b & 127) << 8) | get_byte(packed, p + 1);
+				p := p + 2;
+			END IF;
+		END IF;
+		-- the encoding packed[p, p + l): version 1, then per component its
+		-- digit count and packed BCD (sog_pos_encoding_valid)
+		ok := ok AND l <= len - p AND l >= 2 AND l <= 649 AND get_byte(packed, p) = 1;
+		IF ok THEN
+			e := p + l;
+			j := p + 1;
+			ncomp := 0;
+			txt := NULL;
+			WHILE ok AND j < e LOOP
+				nd := get_byte(packed, j);
+				nb := (nd + 1) / 2;
+				j := j + 1;
+				ncomp := ncomp + 1;
+				ok := nd <= 160 AND ncomp <= 8 AND nb <= e - j;
+				IF ok THEN
+					IF nd = 0 THEN
+						comp := '0';
+					ELSE
+						h := encode(substring(packed FROM j + 1 FOR nb), 'hex');
+						comp := left(h, nd);
+						ok := comp ~ '^[1-9][0-9]*$' AND (nd % 2 = 0 OR right(h, 1) = '0');
+					END IF;
+					txt := CASE WHEN txt IS NULL THEN comp ELSE txt || '-' || comp END;
+					j := j + nb;
+				END IF;
+			END LOOP;
+			ok := ok AND ncomp >= 1;
+		END IF;
+		IF NOT ok THEN
+			PERFORM sog.receipt_corrupt(first_position, i, 'the position list is truncated or invalid');
+		END IF;
+		out[i + 1] := txt;
+		p := e;
+	END LOOP;
+	IF p <> len THEN
+		PERFORM sog.receipt_corrupt(first_position, n - 1, 'the position list is longer than its count');
+	END IF;
+	RETURN out;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_row_positions(sog.position, integer, bytea, bytea) FROM PUBLIC;
+
+-- Store the dense run first, first + 1, ..., first + n - 1 (one-component,
+-- below 2^64) with its digests back to back: rows of 121 receipts
+-- (sog_receipt_store_dense; created_at NULL: the column's default).
+CREATE FUNCTION sog.receipt_store_dense(checkpoint_id bigint, first numeric, n integer, digests bytea,
+										created_at timestamptz DEFAULT NULL)
+	RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF n <= 0 THEN
+		RETURN;
+	END IF;
+	IF created_at IS NULL THEN
+		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests)
+		SELECT receipt_store_dense.checkpoint_id, (first + lo)::text, (first + least(n, lo + 121) - 1)::text,
+			   least(n, lo + 121) - lo, NULL,
+			   substring(digests FROM lo * 32 + 1 FOR (least(n, lo + 121) - lo) * 32)
+		  FROM generate_series(0, n - 1, 121) lo;
+	ELSE
+		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, created_at)
+		SELECT receipt_store_dense.checkpoint_id, (first + lo)::text, (first + least(n, lo + 121) - 1)::text,
+			   least(n, lo + 121) - lo, NULL,
+			   substring(digests FROM lo * 32 + 1 FOR (least(n, lo + 121) - lo) * 32),
+			   receipt_store_dense.created_at
+		  FROM generate_series(0, n - 1, 121) lo;
+	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_store_dense(bigint, numeric, integer, bytea, timestamptz) FROM PUBLIC;
+
+-- Store a run of receipts (positions strictly increasing, one digest
+-- each) as the C edition's sog_receipt_run_store(_at) stores it; created_at
+-- NULL leaves the rows the column's default.
+CREATE FUNCTION sog.receipt_store(checkpoint_id bigint, positions sog.position[], digests bytea[],
+								  created_at timestamptz DEFAULT NULL)
+	RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+SET bytea_output = 'hex'
+AS $$
+DECLARE
+	n int := coalesce(cardinality(positions), 0);
+	alld bytea;
+	f text;
+	l text;
+BEGIN
+	IF n = 0 THEN
+		RETURN;
+	END IF;
+	IF array_lower(positions, 1) <> 1 THEN
+		positions := positions[array_lower(positions, 1) : array_upper(positions, 1)];
+	END IF;
+	-- the digests back to back
+	IF n = 1 THEN
+		alld := digests[array_lower(digests, 1)];
+	ELSE
+		alld := decode(replace(array_to_string(digests::text[], ''), '\x', ''), 'hex');
+	END IF;
+	f := positions[1];
+	l := positions[n];
+	-- dense (run_is_dense): one component each, first and last below 2^64,
+	-- last - first = n - 1
+	IF length(f) <= 20 AND length(l) <= 20
+	   AND strpos(CASE WHEN n = 1 THEN f ELSE array_to_string(positions::text[], ',') END, '-') = 0
+	   AND f::numeric <= 18446744073709551615 AND l::numeric <= 18446744073709551615
+	   AND l::numeric - f::numeric = n - 1 THEN
+		IF n > 121 THEN
+			PERFORM sog.receipt_store_dense(checkpoint_id, f::numeric, n, alld, created_at);
+		ELSIF created_at IS NULL THEN
+			INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests)
+			VALUES (receipt_store.checkpoint_id, f, l, n, NULL, alld);
+		ELSE
+			INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, created_at)
+			VALUES (receipt_store.checkpoint_id, f, l, n, NULL, alld, receipt_store.created_at);
+		END IF;
+		RETURN;
+	END IF;
+	IF created_at IS NULL THEN
+		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests)
+		SELECT receipt_store.checkpoint_id, r.first_position, r.last_position, r.n, r.packed,
+			   substring(alld FROM (r.lo - 1) * 32 + 1 FOR r.n * 32)
+		  FROM sog.receipt_rows(positions) r;
+	ELSE
+		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, created_at)
+		SELECT receipt_store.checkpoint_id, r.first_position, r.last_position, r.n, r.packed,
+			   substring(alld FROM (r.lo - 1) * 32 + 1 FOR r.n * 32), receipt_store.created_at
+		  FROM sog.receipt_rows(positions) r;
+	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_store(bigint, sog.position[], bytea[], timestamptz) FROM PUBLIC;
+
+-- The stored digests of positions (element i for positions[i], NULL where
+-- none): each through the one row that can hold it (the first whose
+-- last_position is at or above it), each row read and decoded once.
+CREATE FUNCTION sog.receipt_lookup_many(checkpoint_id bigint, positions sog.position[])
+	RETURNS bytea[]
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	lb int := coalesce(array_lower(positions, 1), 1);
+	out bytea[] := '{}';
+	r record;
+	dec sog.position[];
+	k int;
+	kn numeric;
+	q text;
+	qmin numeric;
+	qmax numeric;
+	nq bigint;
+	upper sog.position;
+	contiguous boolean;
+	nrows int;
+	alld bytea;
+	gf numeric;
+	gl numeric;
+BEGIN
+	IF coalesce(cardinality(positions), 0) = 0 THEN
+		RETURN out;
+	END IF;
+	out := array_fill(NULL::bytea, ARRAY[cardinality(positions)], ARRAY[lb]);
+	-- A replayed batch of one-component positions over dense runs (a Kafka
+	-- consumer's restart): the rows that cover [min, max] read in one range
+	-- scan; when they are dense and contiguous each digest is found by its
+	-- offset.  Anything else is looked up position by position below.
+	IF lb = 1 AND strpos(array_to_string(positions::text[], ','), '-') = 0 THEN
+		SELECT min(u.p::numeric), max(u.p::numeric), count(u.p) INTO qmin, qmax, nq
+		  FROM unnest(positions::text[]) AS u(p);
+		IF nq = 0 THEN
+			RETURN out;
+		END IF;
+		upper := (SELECT t.last_position FROM sog.receipt t
+				   WHERE t.checkpoint_id = receipt_lookup_many.checkpoint_id AND t.last_position >= qmax::text::sog.position
+				   ORDER BY t.last_position LIMIT 1);
+		contiguous := true;
+		nrows := 0;
+		alld := ''::bytea;
+		FOR r IN
+			SELECT t.first_position, t.last_position, t.n, t.positions AS packed, t.digests
+			  FROM sog.receipt t
+			 WHERE t.checkpoint_id = receipt_lookup_many.checkpoint_id AND t.last_position >= qmin::text::sog.position
+			   AND (upper IS NULL OR t.last_position <= upper)
+			 ORDER BY t.last_position LIMIT 64
+		LOOP
+			nrows := nrows + 1;
+			IF r.packed IS NOT NULL OR r.n <= 0 OR octet_length(r.digests) <> r.n * 32
+			   OR strpos(r.first_position, '-') > 0 OR length(r.first_position) > 20
+			   OR strpos(r.last_position, '-') > 0
+			   OR r.last_position::text::numeric - r.first_position::text::numeric <> r.n - 1
+			   OR (nrows > 1 AND r.first_position::text::numeric <> gl + 1) THEN
+				contiguous := false;
+				EXIT;
+			END IF;
+			IF nrows = 1 THEN
+				gf := r.first_position::text::numeric;
+			END IF;
+			gl := r.last_position::text::numeric;
+			alld := alld || r.digests;
+		END LOOP;
+		IF contiguous AND nrows < 64 THEN
+			IF nrows = 0 THEN
+				RETURN out;
+			END IF;
+			RETURN ARRAY(SELECT CASE WHEN u.v >= gf AND u.v <= gl
+									 THEN substring(alld FROM ((u.v - gf) * 32)::int + 1 FOR 32) END
+						   FROM unnest(positions::text[]) WITH ORDINALITY AS q(p, i),
+								LATERAL (SELECT q.p::numeric AS v) u
+						  ORDER BY q.i);
+		END IF;
+	END IF;
+	FOR r IN
+		SELECT s.first_position, s.n, s.positions AS packed, s.digests, g.ps, g.idx
+		  FROM (SELECT x.lp, array_agg(q.p ORDER BY q.i) AS ps, array_agg(q.i ORDER BY q.i) AS idx
+				  FROM unnest(positions) WITH ORDINALITY AS q(p, i)
+				 CROSS JOIN LATERAL (SELECT t.last_position AS lp FROM sog.receipt t
+									  WHERE t.checkpoint_id = receipt_lookup_many.checkpoint_id
+										AND t.last_position >= q.p
+									  ORDER BY t.last_position LIMIT 1) x
+				 GROUP BY x.lp) g
+		  JOIN sog.receipt s ON s.checkpoint_id = receipt_lookup_many.checkpoint_id AND s.last_position = g.lp
+	LOOP
+		IF r.packed IS NULL AND r.n > 0 AND octet_length(r.digests) = r.n * 32
+		   AND strpos(r.first_position, '-') = 0 AND length(r.first_position) <= 20 THEN
+			-- a dense row: position first + k is receipt k
+			FOR j IN 1 .. cardinality(r.ps) LOOP
+				q := r.ps[j];
+				IF strpos(q, '-') = 0 THEN
+					kn := q::numeric - r.first_position::text::numeric;
+					IF kn >= 0 AND kn < r.n THEN
+						out[lb + r.idx[j] - 1] := substring(r.digests FROM kn::int * 32 + 1 FOR 32);
+					END IF;
+				END IF;
+			END LOOP;
+		ELSE
+			dec := sog.receipt_row_positions(r.first_position, r.n, r.packed, r.digests);
+			FOR j IN 1 .. cardinality(r.ps) LOOP
+				k := array_position(dec, r.ps[j]);
+				IF k IS NOT NULL THEN
+					out[lb + r.idx[j] - 1] := substring(r.digests FROM (k - 1) * 32 + 1 FOR 32);
+				END IF;
+			END LOOP;
+		END IF;
+	END LOOP;
+	RETURN out;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_lookup_many(bigint, sog.position[]) FROM PUBLIC;
+
+-- The stored digest of pos, NULL if none (sog_receipt_lookup).
+CREATE FUNCTION sog.receipt_lookup(checkpoint_id bigint, pos sog.position) RETURNS bytea
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN (sog.receipt_lookup_many(checkpoint_id, ARRAY[pos]))[1];
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_lookup(bigint, sog.position) FROM PUBLIC;
+
+-- The receipts of a checkpoint in position order within [from_pos, to_pos]
+-- (NULL: no bound), on the snapshot of the calling statement
+-- (sog_receipt_scan).
+CREATE FUNCTION sog.receipt_scan(checkpoint_id bigint, from_pos sog.position, to_pos sog.position)
+	RETURNS TABLE("position" sog.position, payload_digest bytea)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN QUERY
+	SELECT e.p, substring(r.digests FROM (e.k::int - 1) * 32 + 1 FOR 32)
+	  FROM sog.receipt r
+	 CROSS JOIN LATERAL unnest(sog.receipt_row_positions(r.first_position, r.n, r.positions, r.digests))
+		   WITH ORDINALITY AS e(p, k)
+	 WHERE r.checkpoint_id = receipt_scan.checkpoint_id
+	   AND (from_pos IS NULL OR r.last_position >= from_pos)
+	   AND (to_pos IS NULL OR r.first_position <= to_pos)
+	   AND (from_pos IS NULL OR e.p >= from_pos)
+	   AND (to_pos IS NULL OR e.p <= to_pos)
+	 ORDER BY r.last_position, e.k;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_scan(bigint, sog.position, sog.position) FROM PUBLIC;
+
+-- Drop the receipts at or below through; returns how many.  horizon is
+-- the prune horizon before this prune (NULL: none), at or below which no
+-- row is left (sog_receipt_prune): whole rows in (horizon, through] go,
+-- and the one row that straddles through keeps its upper part, with the
+-- created_at it had.
+CREATE FUNCTION sog.receipt_prune(checkpoint_id bigint, through sog.position, horizon sog.position)
+	RETURNS bigint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	dropped bigint;
+	r record;
+	cnt int := 0;
+	s_first sog.position;
+	s_n int;
+	s_packed bytea;
+	s_digests bytea;
+	s_created timestamptz;
+	dec sog.position[];
+	keep_from int;
+BEGIN
+	IF horizon IS NULL THEN
+		WITH d AS (DELETE FROM sog.receipt t
+					WHERE t.checkpoint_id = receipt_prune.checkpoint_id AND t.last_position <= through
+				   RETURNING t.n)
+		SELECT coalesce(sum(d.n), 0)::bigint INTO dropped FROM d;
+	ELSE
+		WITH d AS (DELETE FROM sog.receipt t
+					WHERE t.checkpoint_id = receipt_prune.checkpoint_id AND t.last_position <= through
+					  AND t.last_position > horizon
+				   RETURNING t.n)
+		SELECT coalesce(sum(d.n), 0)::bigint INTO dropped FROM d;
+	END IF;
+	FOR r IN
+		DELETE FROM sog.receipt t
+		 WHERE t.checkpoint_id = receipt_prune.checkpoint_id
+		   AND t.last_position = ANY (ARRAY(SELECT u.last_position FROM sog.receipt u
+											 WHERE u.checkpoint_id = receipt_prune.checkpoint_id
+											   AND u.last_position > through
+											 ORDER BY u.last_position LIMIT 2))
+		   AND t.first_position <= through
+		RETURNING t.first_position, t.n, t.positions, t.digests, t.created_at
+	LOOP
+		cnt := cnt + 1;
+		s_first := r.first_position;
+		s_n := r.n;
+		s_packed := r.positions;
+		s_digests := r.digests;
+		s_created := r.created_at;
+	END LOOP;
+	IF cnt > 1 THEN
+		PERFORM sog.receipt_corrupt(NULL, 0, 'receipt rows of one checkpoint overlap');
+	END IF;
+	IF cnt = 1 THEN
+		dec := sog.receipt_row_positions(s_first, s_n, s_packed, s_digests);
+		keep_from := 1;
+		WHILE keep_from <= s_n AND dec[keep_from] <= through LOOP
+			keep_from := keep_from + 1;
+		END LOOP;
+		dropped := dropped + (keep_from - 1);
+		PERFORM sog.receipt_store(checkpoint_id, dec[keep_from : s_n],
+								  ARRAY(SELECT substring(s_digests FROM (g - 1) * 32 + 1 FOR 32)
+										  FROM generate_series(keep_from, s_n) g ORDER BY g),
+								  s_created);
+	END IF;
+	RETURN dropped;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_prune(bigint, sog.position, sog.position) FROM PUBLIC;

@@ -57,12 +57,12 @@ AS $$ SELECT coalesce(p::text, '(none)') $$;
 REVOKE ALL ON FUNCTION sog.pos_str(sog.position) FROM PUBLIC;
 
 -- 22023 for a NULL argument that must not be (sog_require_arg).
-CREATE FUNCTION sog.require_arg(isnull boolean, n integer, arg_name text) RETURNS void
+CREATE FUNCTION sog.require_arg(arg_is_null boolean, n integer, arg_name text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	IF isnull THEN
+	IF arg_is_null THEN
 		RAISE EXCEPTION '% must not be NULL', arg_name
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = format('Argument %s (%s) is NULL.', n, arg_name),
@@ -124,8 +124,12 @@ BEGIN
 	-- may the caller act on it at all?  (the consumer never changes)
 	PERFORM sog.check_access(id, consumer, kinds);
 
-	claim_ms := coalesce(nullif(current_setting('sog.claim_timeout', true), ''), '0')::integer;
-	lock_ms := sog.lock_timeout_ms();
+	IF claim THEN
+		claim_ms := coalesce(nullif(current_setting('sog.claim_timeout', true), ''), '0')::integer;
+		IF claim_ms > 0 THEN
+			lock_ms := sog.lock_timeout_ms();
+		END IF;
+	END IF;
 	IF claim AND claim_ms > 0 AND (lock_ms = 0 OR claim_ms < lock_ms) THEN
 		saved := current_setting('lock_timeout');
 		PERFORM set_config('lock_timeout', claim_ms || 'ms', true);
@@ -389,3 +393,6 @@ CREATE CONSTRAINT TRIGGER checkpoint_left_applied AFTER UPDATE ON sog.checkpoint
 		  AND NEW.read_base IS DISTINCT FROM NEW.applied_position
 		  AND NEW.applied_position IS DISTINCT FROM NEW.source_cursor)
 	EXECUTE FUNCTION sog.checkpoint_left_applied();
+-- it fires with session_replication_role = replica too, as the C edition's
+-- check does (a transaction callback, which no setting turns off)
+ALTER TABLE sog.checkpoint ENABLE ALWAYS TRIGGER checkpoint_left_applied;

@@ -1,0 +1,755 @@
+-- portable/apply.sql: applying events in the sink transaction in PL/pgSQL
+-- (the C edition: src/apply.c, and src/receiptfuncs.c): note_read, apply,
+-- apply_batch, apply_batch_int8, apply_run, commit_page, receipts and
+-- prune_receipts.
+--
+-- Locking is the C edition's: each function first locks the checkpoint
+-- (sog.cp_lock: the caller's grant checked, the newest row version locked
+-- to the end of the transaction), then checks the caller's generation
+-- (SG001) before anything else.  The temporal-skew rule: no position above
+-- applied_position is accepted unless the checkpoint is running (SG004).
+--
+-- The hot path (sog.apply_events): a batch whose positions strictly
+-- increase from above the applied position of a running checkpoint with
+-- no receipt above it (the usual case; a read boundary it closes
+-- included) is decided in a few set-based statements: every event is new,
+-- the run is stored as the C edition stores it, the row written once.
+-- Anything else (duplicates, conflicts, receipts a recovery attempt left
+-- above the applied position, a pending gap) goes event by event as
+-- apply_events goes in C, the stored digests it may need fetched in one
+-- statement first.  Neither uses an EXCEPTION block.
+--
+-- @entry sog.note_read(bigint, bigint, sog.position, text, bigint)
+-- @entry sog.apply(bigint, bigint, sog.position, bytea)
+-- @entry sog.apply_batch(bigint, bigint, sog.position[], bytea[])
+-- @entry sog.apply_batch_int8(bigint, bigint, bigint[], bytea[])
+-- @entry sog.apply_run(bigint, bigint, bigint, bytea)
+-- @entry sog.commit_page(bigint, bigint, text, text)
+-- @entry sog.receipts(bigint, sog.position, sog.position)
+-- @entry sog.prune_receipts(bigint, sog.position)
+
+-- ---------------------------------------------------------------------------
+-- Argument checks of src/util.c that these functions share (claim,
+-- verify_gap and halt check the same way).  NOTE for the lead: part A may
+-- define the same two helpers; keep one copy.
+
+-- 22023 unless hash is a buffer hash: 64 hexadecimal characters, any case
+-- (NULL passes: "no hash") (sog_check_buffer_hash).
+CREATE FUNCTION sog.check_buffer_hash(what text, hash text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF hash IS NULL OR (octet_length(hash) = 64 AND hash ~ '^[0-9a-fA-F]*$') THEN
+		RETURN;
+	END IF;
+	RAISE EXCEPTION '% is not a buffer hash', what
+		USING ERRCODE = 'invalid_parameter_value',
+			  DETAIL = format('A buffer hash is 64 hexadecimal characters; the value is "%s".', sog.cut(hash)),
+			  HINT = 'Pass the lowercase hex of the chained SHA-256 (sog.buffer_hash), or NULL when no hash was kept.';
+END
+$$;
+REVOKE ALL ON FUNCTION sog.check_buffer_hash(text, text) FROM PUBLIC;
+
+-- 22023 if count records cannot be what is held in (applied, cursor]: a
+-- negative count, or, when both positions have one component, more
+-- records than the range has positions (sog_check_buffered_count).
+CREATE FUNCTION sog.check_buffered_count(count bigint, cursor sog.position, applied sog.position)
+	RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	room numeric;
+BEGIN
+	IF count < 0 THEN
+		RAISE EXCEPTION 'buffered count must not be negative'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = format('The count is %s.', count),
+				  HINT = 'Pass the number of records held in the buffer.';
+	END IF;
+	IF cursor IS NULL THEN
+		RETURN;
+	END IF;
+	IF applied IS NOT NULL THEN
+		room := sog.position_distance(applied, cursor);
+	ELSE
+		room := sog.position_distance('0', cursor) + 1;
+	END IF;
+	IF room IS NULL THEN
+		RETURN;					-- tuples: no arithmetic on positions
+	END IF;
+	IF count > room THEN
+		RAISE EXCEPTION 'buffered count % exceeds the records in (%, %]', count, coalesce(applied::text, 'start'), cursor
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('That range holds at most %s positions.', room),
+				  HINT = 'Count only the records read above the applied position and not yet applied.';
+	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.check_buffered_count(bigint, sog.position, sog.position) FROM PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- apply.c
+
+-- SG003: the stored receipt of pos has digest have, the event carries got.
+CREATE FUNCTION sog.report_receipt_conflict(cp sog.checkpoint, pos sog.position, have bytea, got bytea)
+	RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RAISE EXCEPTION 'receipt conflict at position % of checkpoint %', sog.pos_str(pos), cp.id
+		USING ERRCODE = 'SG003',
+			  DETAIL = format('The receipt records payload digest %s; this event carries %s.',
+							  encode(have, 'hex'), encode(got, 'hex')),
+			  HINT = 'The source returned different bytes for an applied position: stop and audit the stream; do not write this event.';
+END
+$$;
+REVOKE ALL ON FUNCTION sog.report_receipt_conflict(sog.checkpoint, sog.position, bytea, bytea) FROM PUBLIC;
+
+-- The receipts through applied are stored: advance the locked checkpoint's
+-- applied position (and receipts_through) to it, end a read boundary it
+-- reached, and write the row (advance_applied).  orig: the row as locked.
+CREATE FUNCTION sog.advance_applied(cp sog.checkpoint, orig sog.checkpoint, applied sog.position)
+	RETURNS sog.checkpoint
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	cp.applied_position := applied;
+	IF cp.receipts_through IS NULL OR applied > cp.receipts_through THEN
+		cp.receipts_through := applied;
+	END IF;
+	IF cp.source_cursor IS NULL OR cp.source_cursor <= applied THEN
+		cp.source_cursor := applied;	-- sog.clear_read_boundary
+		cp.read_base := NULL;
+		cp.read_hash := NULL;
+		cp.read_count := NULL;
+	END IF;
+	RETURN sog.cp_write(cp, orig, false, false, false, NULL);
+END
+$$;
+REVOKE ALL ON FUNCTION sog.advance_applied(sog.checkpoint, sog.checkpoint, sog.position) FROM PUBLIC;
+
+-- Apply the events pos[i] (digest dig[i]; both 1-based, checked) to the
+-- locked checkpoint cp: decide each one, store the new receipts as the C
+-- edition stores them and advance applied_position (apply_events).
+-- Element lb + i - 1 of the result is true for a new event i.
+CREATE FUNCTION sog.apply_events(cp sog.checkpoint, pos sog.position[], dig bytea[], lb integer)
+	RETURNS boolean[]
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	n int := coalesce(cardinality(pos), 0);
+	orig sog.checkpoint := cp;
+	checkable boolean := (cp.read_hash IS NOT NULL OR cp.read_count IS NOT NULL)
+						 AND cp.source_cursor IS NOT NULL
+						 AND (cp.applied_position IS NULL OR cp.source_cursor > cp.applied_position);
+	boundary boolean;
+	stored sog.position;
+	applied sog.position := cp.applied_position;
+	top sog.position;
+	pre bytea[];
+	res boolean[];
+	new_pos sog.position[] := '{}';
+	new_dig bytea[] := '{}';
+	nn int := 0;
+	run_lo int := 1;
+	fpos sog.position[] := '{}';
+	fdig bytea[] := '{}';
+	nf int := 0;
+	p sog.position;
+	d bytea;
+	have bytea;
+	k int;
+BEGIN
+	IF n = 0 THEN
+		RETURN '{}'::boolean[];
+	END IF;
+
+	-- The usual case: a running checkpoint with no receipt above its applied
+	-- position, and positions strictly increasing from above it.  Every event
+	-- is new; a read boundary that one of them reaches is checked there.
+	IF cp.state = 'running'
+	   AND (cp.receipts_through IS NULL OR cp.receipts_through <= cp.applied_position)
+	   AND (cp.applied_position IS NULL OR pos[1] > cp.applied_position)
+	   AND (n = 1 OR NOT EXISTS (SELECT FROM unnest(pos[1 : n - 1], pos[2 : n]) AS u(a, b) WHERE a >= b)) THEN
+		IF checkable THEN
+			-- receipts_through <= applied: stored through the applied position
+			k := (SELECT min(u.i) FROM unnest(pos) WITH ORDINALITY AS u(q, i) WHERE u.q >= cp.source_cursor);
+			IF k IS NOT NULL THEN
+				-- the boundary closes at event k: exactly its records applied
+				nf := CASE WHEN pos[k]::text = cp.source_cursor::text THEN k ELSE k - 1 END;
+				PERFORM sog.boundary_check_close(cp, pos[k], cp.applied_position, pos[1 : nf], dig[1 : nf]);
+			END IF;
+		END IF;
+		PERFORM sog.receipt_store(cp.id, pos, dig);
+		PERFORM sog.advance_applied(cp, orig, pos[n]);
+		RETURN array_fill(true, ARRAY[n], ARRAY[lb]);
+	END IF;
+
+	-- Event by event.  The stored digests an event may need: of those at or
+	-- below the applied position or a receipt a recovery attempt left above
+	-- it, fetched at once (what this call stores is in new_pos).
+	boundary := checkable;
+	IF boundary THEN
+		stored := sog.boundary_stored_through(cp);
+	END IF;
+	top := CASE WHEN cp.receipts_through IS NULL OR cp.receipts_through <= cp.applied_position
+				THEN cp.applied_position ELSE cp.receipts_through END;
+	IF top IS NOT NULL THEN
+		pre := sog.receipt_lookup_many(cp.id, ARRAY(SELECT CASE WHEN u.q <= top THEN u.q END
+													  FROM unnest(pos) WITH ORDINALITY AS u(q, i) ORDER BY u.i));
+	ELSE
+		pre := '{}';
+	END IF;
+	res := array_fill(NULL::boolean, ARRAY[n], ARRAY[lb]);
+	FOR i IN 1 .. n LOOP
+		p := pos[i];
+		d := dig[i];
+		IF applied IS NOT NULL AND p <= applied THEN
+			-- at or below applied: a duplicate when a receipt with its digest
+			-- exists or it is at or below the prune horizon; SG003 for another
+			-- digest; SG005 otherwise (apply_at_or_below)
+			k := array_position(new_pos, p);
+			have := CASE WHEN k IS NOT NULL THEN new_dig[k] ELSE pre[i] END;
+			IF have IS NOT NULL THEN
+				IF have <> d THEN
+					PERFORM sog.report_receipt_conflict(cp, p, have, d);
+				END IF;
+				res[lb + i - 1] := false;
+				CONTINUE;
+			END IF;
+			IF cp.prune_horizon IS NOT NULL AND p <= cp.prune_horizon THEN
+				res[lb + i - 1] := false;		-- pruned: known to be applied
+				CONTINUE;
+			END IF;
+			RAISE EXCEPTION 'position % of checkpoint % is out of order', p, cp.id
+				USING ERRCODE = 'SG005',
+					  DETAIL = format('The checkpoint has applied through %s and holds no receipt for %s (prune horizon %s).',
+									  sog.pos_str(applied), p, sog.pos_str(cp.prune_horizon)),
+					  HINT = 'Apply events in increasing position order, resuming from the resume_from of sog.claim().';
+		END IF;
+		IF cp.state <> 'running' THEN
+			PERFORM sog.report_gap_pending(cp, p);
+		END IF;
+		IF boundary THEN
+			IF p <= cp.source_cursor AND (stored IS NULL OR p > stored) THEN
+				nf := nf + 1;
+				fpos[nf] := p;
+				fdig[nf] := d;
+			END IF;
+			IF p >= cp.source_cursor THEN
+				-- the boundary closes here: exactly its records applied
+				PERFORM sog.boundary_check_close(cp, p, stored, fpos, fdig);
+				boundary := false;
+			END IF;
+		END IF;
+		IF cp.receipts_through IS NOT NULL AND p <= cp.receipts_through THEN
+			-- above applied, at or below receipts_through: a recovery attempt
+			-- may have written it; every receipt here gets a row of its own
+			-- (apply_above_recovered)
+			IF nn >= run_lo THEN
+				PERFORM sog.receipt_store(cp.id, new_pos[run_lo : nn], new_dig[run_lo : nn]);
+				run_lo := nn + 1;
+			END IF;
+			have := pre[i];
+			IF have IS NOT NULL THEN
+				IF have <> d THEN
+					PERFORM sog.report_receipt_conflict(cp, p, have, d);
+				END IF;
+				res[lb + i - 1] := false;
+			ELSE
+				nn := nn + 1;
+				new_pos[nn] := p;
+				new_dig[nn] := d;
+				PERFORM sog.receipt_store(cp.id, ARRAY[p], ARRAY[d]);
+				run_lo := nn + 1;
+				res[lb + i - 1] := true;
+			END IF;
+		ELSE
+			nn := nn + 1;
+			new_pos[nn] := p;
+			new_dig[nn] := d;
+			res[lb + i - 1] := true;
+		END IF;
+		applied := p;
+	END LOOP;
+
+	IF applied IS NOT NULL AND (cp.applied_position IS NULL OR applied > cp.applied_position) THEN
+		IF nn >= run_lo THEN
+			PERFORM sog.receipt_store(cp.id, new_pos[run_lo : nn], new_dig[run_lo : nn]);
+		END IF;
+		PERFORM sog.advance_applied(cp, orig, applied);
+	END IF;
+	RETURN res;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.apply_events(sog.checkpoint, sog.position[], bytea[], integer) FROM PUBLIC;
+
+-- sog.apply(checkpoint_id, generation, position, payload_digest) -> boolean
+CREATE FUNCTION sog.apply_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+								"position" sog.position, payload_digest bytea)
+	RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply(bigint, bigint, sog.position, bytea)');
+	cp sog.checkpoint;
+	r boolean[];
+BEGIN
+	IF checkpoint_id IS NULL OR generation IS NULL OR "position" IS NULL OR payload_digest IS NULL THEN
+		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+		PERFORM sog.require_arg("position" IS NULL, 3, 'position');
+		PERFORM sog.require_arg(payload_digest IS NULL, 4, 'payload_digest');
+	END IF;
+	IF octet_length(payload_digest) <> 32 THEN
+		PERFORM sog.check_digest('payload digest', payload_digest);
+	END IF;
+	cp := sog.cp_lock(checkpoint_id, 1, false);
+	IF generation <> cp.generation THEN
+		PERFORM sog.check_generation(cp, generation, 'apply');
+	END IF;
+	r := sog.apply_events(cp, ARRAY["position"], ARRAY[payload_digest], 1);
+	PERFORM sog.leave(outer_caller);
+	RETURN r[1];
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.apply_entry(uuid, bigint, bigint, sog.position, bytea) TO PUBLIC;
+
+-- The records of two parallel arrays of a batch, checked as
+-- sog_records_from_arrays checks them, for integer positions: element by
+-- element a NULL, then a negative position, then a digest that is not 32
+-- bytes (the error path of apply_batch_int8).
+CREATE FUNCTION sog.check_records_int8(positions bigint[], payload_digests bytea[]) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	np int := coalesce(cardinality(positions), 0);
+	nd int := coalesce(cardinality(payload_digests), 0);
+	pl int := coalesce(array_lower(positions, 1), 1);
+	dl int := coalesce(array_lower(payload_digests, 1), 1);
+	p bigint;
+	d bytea;
+BEGIN
+	IF array_ndims(positions) > 1 OR array_ndims(payload_digests) > 1 THEN
+		RAISE EXCEPTION 'positions and payload digests must be one-dimensional arrays'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('The arrays have %s and %s dimensions.',
+								  coalesce(array_ndims(positions), 0), coalesce(array_ndims(payload_digests), 0)),
+				  HINT = 'Pass one flat array of positions and one of digests.';
+	END IF;
+	IF np <> nd THEN
+		RAISE EXCEPTION 'position and digest arrays differ in length'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = format('There are %s positions and %s digests.', np, nd),
+				  HINT = 'Pass one payload digest per position, in the same order.';
+	END IF;
+	FOR i IN 1 .. np LOOP
+		p := positions[pl + i - 1];
+		d := payload_digests[dl + i - 1];
+		IF p IS NULL OR d IS NULL THEN
+			RAISE EXCEPTION 'events need a position and a payload digest'
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = format('The %s of element %s is NULL.',
+									  CASE WHEN p IS NULL THEN 'position' ELSE 'payload digest' END, i),
+					  HINT = 'Remove the incomplete element from the arrays.';
+		END IF;
+		IF p < 0 THEN
+			RAISE EXCEPTION 'cannot convert a negative number to a position'
+				USING ERRCODE = 'invalid_parameter_value',
+					  DETAIL = format('Element %s of the array is %s.', i, p),
+					  HINT = 'Positions are non-negative integers.';
+		END IF;
+		IF octet_length(d) <> 32 THEN
+			PERFORM sog.check_digest('payload digest', d);
+		END IF;
+	END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.check_records_int8(bigint[], bytea[]) FROM PUBLIC;
+
+-- apply_batch and apply_batch_int8 (fname, for the errors): the result has
+-- the subscripts of the positions array.
+CREATE FUNCTION sog.apply_batch_call(checkpoint_id bigint, generation bigint, positions sog.position[],
+									 payload_digests bytea[], fname text)
+	RETURNS boolean[]
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	n int := coalesce(cardinality(positions), 0);
+	lb int := CASE WHEN array_ndims(positions) = 1 THEN array_lower(positions, 1) ELSE 1 END;
+	cp sog.checkpoint;
+BEGIN
+	cp := sog.cp_lock(checkpoint_id, 1, false);
+	IF generation <> cp.generation THEN
+		PERFORM sog.check_generation(cp, generation, fname);
+	END IF;
+	IF n = 0 THEN
+		RETURN '{}'::boolean[];
+	END IF;
+	IF lb <> 1 THEN
+		positions := positions[lb : lb + n - 1];
+	END IF;
+	IF array_lower(payload_digests, 1) <> 1 THEN
+		payload_digests := payload_digests[array_lower(payload_digests, 1) : array_upper(payload_digests, 1)];
+	END IF;
+	RETURN sog.apply_events(cp, positions, payload_digests, lb);
+END
+$$;
+REVOKE ALL ON FUNCTION sog.apply_batch_call(bigint, bigint, sog.position[], bytea[], text) FROM PUBLIC;
+
+-- sog.apply_batch(checkpoint_id, generation, positions, payload_digests) -> boolean[]
+CREATE FUNCTION sog.apply_batch_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+									  positions sog.position[], payload_digests bytea[])
+	RETURNS boolean[]
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply_batch(bigint, bigint, sog.position[], bytea[])');
+	r boolean[];
+BEGIN
+	IF checkpoint_id IS NULL OR generation IS NULL OR positions IS NULL OR payload_digests IS NULL THEN
+		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+		PERFORM sog.require_arg(positions IS NULL, 3, 'positions');
+		PERFORM sog.require_arg(payload_digests IS NULL, 4, 'payload_digests');
+	END IF;
+	IF NOT (coalesce(array_ndims(positions), 0) <= 1 AND coalesce(array_ndims(payload_digests), 0) <= 1
+			AND coalesce(cardinality(positions), 0) = coalesce(cardinality(payload_digests), 0)
+			AND NOT EXISTS (SELECT FROM unnest(positions, payload_digests) AS u(p, d)
+							 WHERE u.p IS NULL OR u.d IS NULL OR octet_length(u.d) <> 32)) THEN
+		PERFORM sog.check_records(positions, payload_digests, 'events');
+	END IF;
+	r := sog.apply_batch_call(checkpoint_id, generation, positions, payload_digests, 'apply_batch');
+	PERFORM sog.leave(outer_caller);
+	RETURN r;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.apply_batch_entry(uuid, bigint, bigint, sog.position[], bytea[]) TO PUBLIC;
+
+-- sog.apply_batch_int8(checkpoint_id, generation, positions bigint[], payload_digests) -> boolean[]
+CREATE FUNCTION sog.apply_batch_int8_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+										   positions bigint[], payload_digests bytea[])
+	RETURNS boolean[]
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[])');
+	r boolean[];
+	pos sog.position[];
+BEGIN
+	IF checkpoint_id IS NULL OR generation IS NULL OR positions IS NULL OR payload_digests IS NULL THEN
+		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+		PERFORM sog.require_arg(positions IS NULL, 3, 'positions');
+		PERFORM sog.require_arg(payload_digests IS NULL, 4, 'payload_digests');
+	END IF;
+	IF NOT (coalesce(array_ndims(positions), 0) <= 1 AND coalesce(array_ndims(payload_digests), 0) <= 1
+			AND coalesce(cardinality(positions), 0) = coalesce(cardinality(payload_digests), 0)
+			AND NOT EXISTS (SELECT FROM unnest(positions, payload_digests) AS u(p, d)
+							 WHERE u.p IS NULL OR u.d IS NULL OR u.p < 0 OR octet_length(u.d) <> 32)) THEN
+		PERFORM sog.check_records_int8(positions, payload_digests);
+	END IF;
+	-- the positions the cast gives, with the array's subscripts
+	pos := positions::text[];
+	r := sog.apply_batch_call(checkpoint_id, generation, pos, payload_digests, 'apply_batch_int8');
+	PERFORM sog.leave(outer_caller);
+	RETURN r;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.apply_batch_int8_entry(uuid, bigint, bigint, bigint[], bytea[]) TO PUBLIC;
+
+-- Does the dense run first .. first + n - 1 close the locked checkpoint's
+-- read boundary (read_base, cursor] exactly as it was noted, with nothing
+-- of the boundary stored yet? (dense_closes_boundary)
+CREATE FUNCTION sog.dense_closes_boundary(cp sog.checkpoint, first bigint, n integer, d bytea)
+	RETURNS boolean
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	cursor numeric;
+	h bytea;
+	cnt bigint;
+BEGIN
+	IF cp.read_base::text IS DISTINCT FROM cp.applied_position::text
+	   OR strpos(cp.source_cursor, '-') > 0 OR length(cp.source_cursor) > 20 THEN
+		RETURN false;
+	END IF;
+	cursor := cp.source_cursor::text::numeric;
+	IF cursor > 18446744073709551615 OR cursor < first OR cursor > first + (n - 1) THEN
+		RETURN false;
+	END IF;
+	IF cp.read_hash IS NULL AND cp.read_count IS NULL THEN
+		RETURN true;			-- nothing was said about the records
+	END IF;
+	cnt := (cursor - first)::bigint + 1;
+	IF cp.read_hash IS NULL THEN
+		RETURN cnt >= cp.read_count;
+	END IF;
+	h := sog.buffer_hash_seed();
+	FOR i IN 0 .. cnt - 1 LOOP
+		h := sog.buffer_hash_next(h, (first + i)::text, substring(d FROM i * 32 + 1 FOR 32));
+	END LOOP;
+	RETURN encode(h, 'hex') = lower(cp.read_hash);
+END
+$$;
+REVOKE ALL ON FUNCTION sog.dense_closes_boundary(sog.checkpoint, bigint, integer, bytea) FROM PUBLIC;
+
+-- sog.apply_run(checkpoint_id, generation, first_position, payload_digests) -> integer
+CREATE FUNCTION sog.apply_run_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+									first_position bigint, payload_digests bytea)
+	RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply_run(bigint, bigint, bigint, bytea)');
+	cp sog.checkpoint;
+	len int;
+	n int;
+	skipped int := 0;
+	first_pos sog.position;
+	r boolean[];
+BEGIN
+	IF checkpoint_id IS NULL OR generation IS NULL OR first_position IS NULL OR payload_digests IS NULL THEN
+		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+		PERFORM sog.require_arg(first_position IS NULL, 3, 'first_position');
+		PERFORM sog.require_arg(payload_digests IS NULL, 4, 'payload_digests');
+	END IF;
+	first_pos := sog.position(first_position);		-- 22023 if negative
+	len := octet_length(payload_digests);
+	IF len = 0 OR len % 32 <> 0 THEN
+		RAISE EXCEPTION 'payload digests must be whole 32-byte digests'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('payload_digests has %s bytes, not a positive multiple of 32.', len),
+				  HINT = 'Pass the digests of the run''s events back to back, 32 bytes each, in position order.';
+	END IF;
+	n := len / 32;
+	IF first_position > 9223372036854775807 - (n - 1) THEN
+		RAISE EXCEPTION 'the run''s positions do not fit a bigint'
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('A run of %s events from %s would end above 9223372036854775807.', n, first_position),
+				  HINT = 'Apply the events from 9223372036854775807 on with sog.apply_batch.';
+	END IF;
+
+	cp := sog.cp_lock(checkpoint_id, 1, false);
+	IF generation <> cp.generation THEN
+		PERFORM sog.check_generation(cp, generation, 'apply_run');
+	END IF;
+	IF cp.state = 'running'
+	   AND (cp.applied_position IS NULL OR first_pos > cp.applied_position)
+	   AND (cp.receipts_through IS NULL OR cp.receipts_through <= cp.applied_position)
+	   AND (NOT ((cp.read_hash IS NOT NULL OR cp.read_count IS NOT NULL)
+				 AND cp.source_cursor IS NOT NULL
+				 AND (cp.applied_position IS NULL OR cp.source_cursor > cp.applied_position))
+			OR sog.dense_closes_boundary(cp, first_position, n, payload_digests)) THEN
+		PERFORM sog.receipt_store_dense(cp.id, first_position, n, payload_digests);
+		PERFORM sog.advance_applied(cp, cp, (first_position + (n - 1))::text);
+	ELSE
+		r := sog.apply_events(cp,
+							  ARRAY(SELECT (first_position + g)::text FROM generate_series(0, n - 1) g ORDER BY g),
+							  ARRAY(SELECT substring(payload_digests FROM g * 32 + 1 FOR 32)
+									  FROM generate_series(0, n - 1) g ORDER BY g),
+							  1);
+		WHILE skipped < n AND NOT r[skipped + 1] LOOP
+			skipped := skipped + 1;
+		END LOOP;
+		FOR i IN skipped + 1 .. n LOOP
+			IF NOT r[i] THEN
+				RAISE EXCEPTION 'a duplicate follows a new event in the run from % on checkpoint %', first_position, cp.id
+					USING ERRCODE = 'object_not_in_prerequisite_state',
+						  DETAIL = format('Position %s is new, but position %s after it was applied before (a recovery attempt recorded it).',
+										  first_position + skipped, first_position + (i - 1)),
+						  HINT = 'Apply this batch with sog.apply_batch_int8, which answers for each event.';
+			END IF;
+		END LOOP;
+	END IF;
+	PERFORM sog.leave(outer_caller);
+	RETURN skipped;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.apply_run_entry(uuid, bigint, bigint, bigint, bytea) TO PUBLIC;
+
+-- sog.note_read(checkpoint_id, generation, source_cursor, buffer_hash, buffered_count) -> void
+CREATE FUNCTION sog.note_read_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+									source_cursor sog.position, buffer_hash text, buffered_count bigint)
+	RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.note_read(bigint, bigint, sog.position, text, bigint)');
+	cp sog.checkpoint;
+	b record;
+BEGIN
+	IF checkpoint_id IS NULL OR generation IS NULL OR source_cursor IS NULL THEN
+		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+		PERFORM sog.require_arg(source_cursor IS NULL, 3, 'source_cursor');
+	END IF;
+	IF buffer_hash IS NOT NULL THEN
+		PERFORM sog.check_buffer_hash('buffer_hash', buffer_hash);
+	END IF;
+
+	cp := sog.cp_lock(checkpoint_id, 1, false);
+	IF generation <> cp.generation THEN
+		PERFORM sog.check_generation(cp, generation, 'note_read');
+	END IF;
+	IF cp.state <> 'running' THEN
+		PERFORM sog.report_gap_pending(cp, source_cursor);
+	END IF;
+	IF cp.applied_position IS NOT NULL AND source_cursor < cp.applied_position THEN
+		RAISE EXCEPTION 'read cursor % of checkpoint % is behind its applied position', source_cursor, cp.id
+			USING ERRCODE = 'SG005',
+				  DETAIL = format('The checkpoint has applied through %s.', cp.applied_position),
+				  HINT = 'Report the last position fetched from the source; it cannot be below what was applied.';
+	END IF;
+	IF buffered_count IS NOT NULL THEN
+		PERFORM sog.check_buffered_count(buffered_count, source_cursor, cp.applied_position);
+	END IF;
+	SELECT * INTO b FROM sog.boundary_note(cp, source_cursor, buffer_hash, buffered_count);
+	IF b.changed THEN
+		PERFORM sog.cp_write(b.cp_out, cp, false, b.recorded, false, NULL);
+	END IF;
+	PERFORM sog.leave(outer_caller);
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.note_read_entry(uuid, bigint, bigint, sog.position, text, bigint) TO PUBLIC;
+
+-- sog.commit_page(checkpoint_id, generation, expected_token, successor_token) -> void
+CREATE FUNCTION sog.commit_page_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+									  expected_token text, successor_token text)
+	RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.commit_page(bigint, bigint, text, text)');
+	cp sog.checkpoint;
+	token text;
+BEGIN
+	PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+	PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+	cp := sog.cp_lock(checkpoint_id, 1, false);
+	PERFORM sog.check_generation(cp, generation, 'commit_page');
+	token := sog.cp_token(cp.id);
+	IF expected_token IS DISTINCT FROM token THEN
+		RAISE EXCEPTION 'provider token of checkpoint % is not the expected one', cp.id
+			USING ERRCODE = 'SG006',
+				  DETAIL = format('Expected %s, but the checkpoint holds %s.',
+								  CASE WHEN expected_token IS NULL THEN 'no token' ELSE '"' || sog.cut(expected_token) || '"' END,
+								  CASE WHEN token IS NULL THEN 'no token' ELSE '"' || sog.cut(token) || '"' END),
+				  HINT = 'Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.';
+	END IF;
+	PERFORM sog.cp_write(cp, cp, false, false, true, successor_token);
+	PERFORM sog.leave(outer_caller);
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.commit_page_entry(uuid, bigint, bigint, text, text) TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- receiptfuncs.c
+
+-- sog.receipts(checkpoint_id, from_position, to_position) -> TABLE(position, payload_digest):
+-- on the snapshot of the calling statement, without a lock.
+CREATE FUNCTION sog.receipts_entry(caller_key uuid, checkpoint_id bigint, from_position sog.position,
+								   to_position sog.position)
+	RETURNS TABLE ("position" sog.position, payload_digest bytea)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.receipts(bigint, sog.position, sog.position)');
+	consumer text;
+BEGIN
+	PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+	SELECT c.consumer INTO consumer FROM sog.checkpoint c WHERE c.id = receipts_entry.checkpoint_id;
+	IF NOT FOUND THEN
+		PERFORM sog.report_unknown_checkpoint(checkpoint_id, 3);
+	END IF;
+	PERFORM sog.check_access(checkpoint_id, consumer, 3);
+	RETURN QUERY SELECT s."position", s.payload_digest
+				   FROM sog.receipt_scan(checkpoint_id, from_position, to_position) s;
+	PERFORM sog.leave(outer_caller);
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.receipts_entry(uuid, bigint, sog.position, sog.position) TO PUBLIC;
+
+-- sog.prune_receipts(checkpoint_id, through) -> bigint
+CREATE FUNCTION sog.prune_receipts_entry(caller_key uuid, checkpoint_id bigint, through sog.position)
+	RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.prune_receipts(bigint, sog.position)');
+	cp sog.checkpoint;
+	orig sog.checkpoint;
+	dropped bigint;
+	attempt bigint;
+	anchor text;
+BEGIN
+	PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+	PERFORM sog.require_arg(through IS NULL, 2, 'through');
+	cp := sog.cp_lock(checkpoint_id, 2, false);
+	IF sog.pos_cmp(through, cp.applied_position) > 0 THEN
+		RAISE EXCEPTION 'cannot prune receipts above the applied position of checkpoint %', cp.id
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = CASE WHEN cp.applied_position IS NOT NULL
+						   THEN format('Pruning through %s was requested, but the checkpoint has applied only through %s.',
+									   through, cp.applied_position)
+						   ELSE format('Pruning through %s was requested, but the checkpoint has applied nothing yet.', through) END,
+				  HINT = CASE WHEN cp.applied_position IS NOT NULL
+						 THEN format('Prune through a position at or below %s.', cp.applied_position)
+						 ELSE 'There is nothing to prune before the first event is applied.' END;
+	END IF;
+	IF (cp.read_hash IS NOT NULL OR cp.read_count IS NOT NULL)
+	   AND sog.pos_cmp(cp.source_cursor, cp.applied_position) > 0
+	   AND sog.pos_cmp(through, cp.read_base) > 0 THEN
+		RAISE EXCEPTION 'cannot prune receipts of checkpoint % through % while its read boundary is open', cp.id, through
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = format('Records noted as read in (%s, %s] are checked against their receipts when the boundary closes.',
+								  coalesce(cp.read_base::text, 'start'), sog.pos_str(cp.source_cursor)),
+				  HINT = CASE WHEN cp.read_base IS NOT NULL
+						 THEN format('Prune through %s or below, or after the worker has applied what it noted.', cp.read_base)
+						 ELSE 'Prune after the worker has applied what it noted.' END;
+	END IF;
+
+	-- an open recovery attempt verifies the events it re-reads against the
+	-- receipts from its anchor on (refuse_under_open_attempt)
+	SELECT r.id, r.anchor::text INTO attempt, anchor
+	  FROM sog.recovery r
+	 WHERE r.checkpoint_id = cp.id AND r.state = 'open' AND (r.anchor IS NULL OR r.anchor <= through)
+	 ORDER BY r.anchor NULLS FIRST LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'cannot prune receipts of checkpoint % through % while recovery attempt % is open',
+			cp.id, through, attempt
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = CASE WHEN anchor IS NOT NULL
+						   THEN format('The attempt verifies the events it re-reads against the receipts from its anchor %s on.', anchor)
+						   ELSE 'The attempt reads from the start and verifies every event against its receipt.' END,
+				  HINT = CASE WHEN anchor IS NOT NULL
+						 THEN format('Prune through a position below %s, or after the attempt concludes (sog.promote).', anchor)
+						 ELSE 'Prune after the attempt concludes (sog.promote).' END;
+	END IF;
+
+	dropped := sog.receipt_prune(cp.id, through, cp.prune_horizon);
+	IF sog.pos_cmp(through, cp.prune_horizon) > 0 THEN
+		orig := cp;
+		cp.prune_horizon := through;
+		PERFORM sog.cp_write(cp, orig, false, false, false, NULL);
+	END IF;
+	PERFORM sog.leave(outer_caller);
+	RETURN dropped;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.prune_receipts_entry(uuid, bigint, sog.position) TO PUBLIC;
