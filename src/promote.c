@@ -198,13 +198,15 @@ sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
 	values[2] = Int64GetDatum(cp->generation);
 	POS_ARG(cp->applied_position, 3);
 	TEXT_ARG(sog_checkpoint_token(cp), 4);
-	sog_exec("UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
+	/* the attempts in id order: the notices do not follow the heap's */
+	sog_exec("WITH lost AS (UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
 			  "result_applied_position = $4, result_provider_token = $5, "
 			  "concluded_at = pg_catalog.now() "
 			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open' "
-			  "RETURNING id, advance_through::text, "
-			  "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL)",
+			  "RETURNING id, advance_through::text AS through, "
+			  "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL) AS above) "
+			  "SELECT id, through, above FROM lost ORDER BY id",
 			  5, types, values, nulls, false);
 	for (i = 0; i < SPI_processed; i++)
 	{

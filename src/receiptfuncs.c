@@ -95,7 +95,7 @@ refuse_under_open_attempt(const SogCheckpoint *cp, SogPosition *through)
 	sog_exec("SELECT id, anchor::text AS anchor_text FROM sog.recovery "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'open' "
 			 "AND (anchor IS NULL OR anchor OPERATOR(sog.<=) $2) "
-			 "ORDER BY anchor USING OPERATOR(sog.<) NULLS FIRST LIMIT 1",
+			 "ORDER BY anchor USING OPERATOR(sog.<) NULLS FIRST, id LIMIT 1",
 			 2, types, values, NULL, true);
 	if (SPI_processed == 0)
 		return;
