@@ -211,7 +211,7 @@ AS $$
 BEGIN
 	RETURN ((kinds & 2) <> 0 AND g.operator)
 		OR ((kinds & 1) <> 0 AND (g.all_consumers
-								   OR (consumer IS NOT NULL AND consumer = ANY (g.consumers))));
+								   OR coalesce(consumer = ANY (g.consumers), false)));
 END
 $$;
 REVOKE ALL ON FUNCTION sog.grants_allow(record, text, integer) FROM PUBLIC;

@@ -5,6 +5,11 @@
 -- and runs the body as the extension's owner; here each is an @entry whose
 -- entry does the same with the caller's key (portable/access.sql).
 
+-- prune_due_body orders receipt rows USING OPERATOR(sog.<), which must be
+-- an operator class's ordering operator; the portable edition's positions
+-- order by their collation (the same order), so it orders plainly there.
+-- @rewrite ^CREATE FUNCTION sog\.prune_due_body\( | USING OPERATOR(sog.<) |
+
 -- @entry sog.register(text, text, text, text, text, text, text)
 -- @entry sog.set_retention(text, bigint, numeric, interval)
 -- @entry sog.retention_horizon(bigint)

@@ -12,6 +12,9 @@
 -- @drop ^CREATE TYPE sog\.position \(
 -- @rewrite ^CREATE OPERATOR pg_catalog\. | pg_catalog. | sog.
 -- @rewrite ^CREATE OPERATOR pg_catalog\.= | , HASHES, MERGES |
+-- a CASE over a domain is its base type: sog.status's column keeps the
+-- type sog.position, as in the C edition, by a cast
+-- @rewrite ^CREATE OR REPLACE VIEW sog\.status  | THEN c.receipts_through END AS recovered_through | THEN c.receipts_through END::sog.position AS recovered_through
 -- @drop ^CREATE OPERATOR CLASS sog\.position_
 -- @drop ^CREATE AGGREGATE sog\.(max|min)\(sog\.position\)
 -- @drop ^CREATE CAST \(\S+ AS sog\.position(\[\])?\)

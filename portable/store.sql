@@ -172,18 +172,161 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sog.lock_timeout_ms() FROM PUBLIC;
 
--- A lock wait on checkpoint id that timed out: 55P03 (the C edition names
--- the backend holding the row; see docs/portable.md for what is left).
+-- A lock wait on checkpoint id that timed out (55P03): which checkpoint,
+-- who holds it and since when, and what to do (the C edition's holder.c:
+-- sog_find_holder and sog_lock_timeout_error).  claim: the wait was
+-- sog.claim_timeout's (ms).
+--
+-- What differs: the C edition reads the row version it is about to wait
+-- for, its xmax and infomask, before the wait; here the holder is looked
+-- up after the timeout, from the xmax of the row version this transaction
+-- sees: its backend from pg_locks (the lock every transaction and
+-- subtransaction holds on its own xid; a prepared transaction's shows no
+-- pid, and its top-level xid is among the xids its virtual transaction
+-- locks, matched in pg_prepared_xacts), a multixact's updater from
+-- pg_get_multixact_members (an xmax that no transaction holds a lock on
+-- is taken for one; a multixact of lockers only is "an open
+-- transaction", as in C).  A prepared transaction's subtransaction holds
+-- no lock on its xid (C finds its top-level xid in pg_subtrans): an xid
+-- in progress that no backend locks is taken for one, and the prepared
+-- transaction is named when it is the only one whose xid precedes it
+-- ("an open transaction" otherwise).  A holder that ended, or was replaced by
+-- another, between the timeout and the look-up is named as it is then
+-- (the C edition names the one it waited for).  pg_stat_activity shows
+-- xact_start and state of another role's backend only to a role with
+-- pg_read_all_stats (the functions run as the extension's owner): without
+-- it the detail says "an unknown time" and "state unknown", as C says
+-- when it cannot learn them.
 CREATE FUNCTION sog.report_lock_timeout(id bigint, claim boolean, ms integer) RETURNS void
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	gen bigint;
+	owner text;
+	claimed timestamptz;
+	claimed_txt text;
+	locker xid;
+	holder xid;
+	known boolean := false;
+	running boolean;
+	members bigint;
+	updater xid;
+	holder_pid integer;
+	vxid text;
+	since text;
+	state text;
+	gid text;
+	gid_owner text;
+	prepared text;
+	saved text;
+	detail text;
 BEGIN
-	RAISE EXCEPTION 'could not lock checkpoint % within %', id,
-		CASE WHEN claim THEN format('sog.claim_timeout (%s ms)', ms) ELSE format('lock_timeout (%s ms)', ms) END
+	SELECT c.generation, c.owner, coalesce(c.claimed_at, c.updated_at), c.xmax
+	  INTO gen, owner, claimed, locker
+	  FROM sog.checkpoint c WHERE c.id = report_lock_timeout.id;
+	IF claimed IS NOT NULL THEN		-- timestamptz_to_str: ISO whatever DateStyle says
+		saved := current_setting('datestyle');
+		PERFORM set_config('datestyle', 'ISO', true);
+		claimed_txt := claimed::text;
+		PERFORM set_config('datestyle', saved, true);
+	END IF;
+
+	IF locker IS NOT NULL AND locker::text <> '0' THEN
+		holder := locker;
+		SELECT l.pid, l.virtualtransaction INTO holder_pid, vxid
+		  FROM pg_locks l
+		 WHERE l.locktype = 'transactionid' AND l.transactionid = holder
+		   AND l.mode = 'ExclusiveLock' AND l.granted
+		 LIMIT 1;
+		known := FOUND;
+		IF NOT known THEN
+			-- a multixact: the updater among its members, the one a claim
+			-- waits for (none: only share lockers, not known)
+			BEGIN
+				SELECT count(*), (array_agg(m.xid) FILTER (WHERE m.mode IN ('nokeyupd', 'upd')))[1]
+				  INTO members, updater
+				  FROM pg_get_multixact_members(locker) m;
+			EXCEPTION WHEN OTHERS THEN
+				members := 0;
+			END;
+			IF members > 0 THEN
+				holder := updater;
+			END IF;
+			IF holder IS NOT NULL AND members > 0 THEN
+				SELECT l.pid, l.virtualtransaction INTO holder_pid, vxid
+				  FROM pg_locks l
+				 WHERE l.locktype = 'transactionid' AND l.transactionid = holder
+				   AND l.mode = 'ExclusiveLock' AND l.granted
+				 LIMIT 1;
+				known := FOUND;
+			END IF;
+		END IF;
+		IF NOT known AND holder IS NOT NULL THEN
+			BEGIN		-- holder in progress? (its 64-bit xid: the nearest to the snapshot's xmax)
+				SELECT pg_xact_status((n + CASE WHEN d >= 2147483648 THEN d - 4294967296 ELSE d END)::text::xid8)
+					   = 'in progress'
+				  INTO running
+				  FROM (SELECT n, ((holder::text::numeric - n % 4294967296) % 4294967296 + 4294967296)
+								  % 4294967296 AS d
+						  FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::numeric AS n) x) s;
+			EXCEPTION WHEN OTHERS THEN
+				running := false;
+			END;
+			IF running THEN
+				-- in progress, and no lock on it: a subtransaction of a prepared
+				-- transaction (PREPARE releases those locks), whose top-level
+				-- xid precedes it: named when only one prepared transaction's does
+				SELECT min(p.gid), min(p.owner::text), min(p.prepared::text), count(*) = 1
+				  INTO gid, gid_owner, prepared, known
+				  FROM pg_prepared_xacts p
+				 WHERE ((holder::text::bigint - p.transaction::text::bigint) % 4294967296 + 4294967296)
+					   % 4294967296 < 2147483648;
+				IF NOT known THEN
+					gid := NULL;
+				END IF;
+			END IF;
+		END IF;
+	END IF;
+	IF known AND holder_pid IS NOT NULL THEN
+		SELECT a.xact_start::text, a.state INTO since, state
+		  FROM pg_stat_activity a WHERE a.pid = holder_pid;
+	ELSIF known AND gid IS NULL THEN
+		-- no backend runs it: a prepared transaction (PREPARE TRANSACTION)
+		-- (its top-level xid: among the xids its virtual transaction locks)
+		SELECT p.gid, p.owner::text, p.prepared::text INTO gid, gid_owner, prepared
+		  FROM pg_prepared_xacts p
+		 WHERE p.transaction IN (SELECT l.transactionid FROM pg_locks l
+								  WHERE l.locktype = 'transactionid' AND l.pid IS NULL
+									AND l.virtualtransaction = vxid)
+		 LIMIT 1;
+	END IF;
+
+	detail := format('Generation %s (%s%s%s, since %s) holds the checkpoint',
+					 coalesce(gen, 0),
+					 CASE WHEN owner IS NOT NULL THEN 'owner ' ELSE 'released by its owner' END,
+					 CASE WHEN owner IS NOT NULL THEN sog.cut(owner) ELSE '' END, '',
+					 coalesce(claimed_txt, 'its registration'));
+	IF known AND holder_pid IS NOT NULL THEN
+		detail := detail || format('; its row is locked by the open transaction of backend %s, in progress since %s (%s).',
+								   holder_pid, coalesce(since, 'an unknown time'), coalesce(state, 'state unknown'));
+	ELSIF known AND gid IS NOT NULL THEN
+		detail := detail || format('; its row is locked by prepared transaction "%s" (owner %s, prepared at %s), which no backend runs.',
+								   sog.cut(gid), sog.cut(gid_owner), prepared);
+	ELSE
+		detail := detail || '; its row is locked by an open transaction.';
+	END IF;
+
+	RAISE EXCEPTION '%', CASE WHEN claim THEN format('could not claim checkpoint %s within %s ms', id, ms)
+							  ELSE format('could not lock checkpoint %s within lock_timeout (%s ms)', id, ms) END
 		USING ERRCODE = 'lock_not_available',
-			  DETAIL = 'Another transaction holds the checkpoint''s row.',
-			  HINT = 'The previous owner''s sink transaction is still open; wait for it to end, or end it.';
+			  DETAIL = detail,
+			  HINT = CASE WHEN known AND holder_pid IS NOT NULL
+						  THEN format('Retry later, or end that transaction with SELECT pg_terminate_backend(%s).', holder_pid)
+						  WHEN known AND gid IS NOT NULL
+						  THEN format('Finish that prepared transaction: COMMIT PREPARED %s keeps its sink rows, ROLLBACK PREPARED %s discards them.',
+									  quote_literal(sog.cut(gid)), quote_literal(sog.cut(gid)))
+						  ELSE 'Retry later, or end the transaction that holds the checkpoint (see pg_locks and pg_stat_activity).' END;
 END
 $$;
 REVOKE ALL ON FUNCTION sog.report_lock_timeout(bigint, boolean, integer) FROM PUBLIC;

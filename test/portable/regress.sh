@@ -102,6 +102,26 @@ GRANT CREATE ON DATABASE contrib_regression TO sog_tle_admin;
 CREATE EXTENSION pg_tle;
 CREATE EXTENSION pgcrypto;
 GRANT pgtle_admin TO sog_tle_admin;
+-- The extension's owner is not a superuser here, as on a managed service.
+-- What the tests' superuser makes for it, an operator of such a service
+-- grants it: amcheck's functions (superuser-only by default), which
+-- sog.verify_storage() runs as the owner, whenever a test creates amcheck;
+-- and the tables the tests attach to the guard's tables with triggers
+-- (audit tables), which those triggers write as the owner.
+CREATE FUNCTION public.regress_grant_amcheck() RETURNS event_trigger
+LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE coalesce((SELECT string_agg(format('GRANT EXECUTE ON FUNCTION %s TO sog_tle_admin', p.oid::regprocedure), '; ')
+			   FROM pg_catalog.pg_proc p
+			   JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+			   JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+			  WHERE e.extname = 'amcheck'), 'SELECT 1');
+END
+$f$;
+CREATE EVENT TRIGGER regress_grant_amcheck ON ddl_command_end WHEN TAG IN ('CREATE EXTENSION')
+	EXECUTE FUNCTION public.regress_grant_amcheck();
+ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT ALL ON TABLES TO sog_tle_admin;
+ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT ALL ON SEQUENCES TO sog_tle_admin;
 EOF
 if psql_t -U sog_tle_admin -d contrib_regression -f "$out_dir/pg_tle.sql" >"$tmp/install.log" 2>&1 &&
 	psql_t -U sog_tle_admin -d contrib_regression -c "CREATE EXTENSION $ext" >>"$tmp/install.log" 2>&1; then
