@@ -134,24 +134,31 @@ BEGIN
 		saved := current_setting('lock_timeout');
 		PERFORM set_config('lock_timeout', claim_ms || 'ms', true);
 		BEGIN
-			SELECT c.id, c.consumer, c.stream, c."partition", c.criticality, c.provider, c.query_scope,
-				   c.source_identity, c.generation, c.owner, NULL, c.source_cursor, c.read_base,
-				   c.read_hash, c.read_count, c.applied_position, c.prune_horizon, c.receipts_through,
-				   c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor
-			  INTO cp
-			  FROM sog.checkpoint c WHERE c.id = cp_lock.id FOR NO KEY UPDATE;
-		EXCEPTION WHEN lock_not_available THEN
-			PERFORM set_config('lock_timeout', saved, true);
-			PERFORM sog.report_lock_timeout(id, true, claim_ms);
+			cp := sog.cp_lock_row(id);
+		EXCEPTION
+			WHEN lock_not_available THEN
+				PERFORM set_config('lock_timeout', saved, true);
+				PERFORM sog.report_lock_timeout(id, true, claim_ms);
+			WHEN serialization_failure THEN
+				PERFORM sog.report_serialization_failure(id);
 		END;
 		PERFORM set_config('lock_timeout', saved, true);
+	ELSIF current_setting('lock_timeout') <> '0'
+		  OR current_setting('transaction_isolation') <> 'read committed' THEN
+		-- a lock_timeout of the session's: its 55P03 names the holder, as
+		-- in C; at REPEATABLE READ and SERIALIZABLE a row changed since the
+		-- snapshot is 40001 naming the checkpoint (a subtransaction only
+		-- then)
+		BEGIN
+			cp := sog.cp_lock_row(id);
+		EXCEPTION
+			WHEN lock_not_available THEN
+				PERFORM sog.report_lock_timeout(id, false, sog.lock_timeout_ms());
+			WHEN serialization_failure THEN
+				PERFORM sog.report_serialization_failure(id);
+		END;
 	ELSE
-		SELECT c.id, c.consumer, c.stream, c."partition", c.criticality, c.provider, c.query_scope,
-			   c.source_identity, c.generation, c.owner, NULL, c.source_cursor, c.read_base,
-			   c.read_hash, c.read_count, c.applied_position, c.prune_horizon, c.receipts_through,
-			   c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor
-		  INTO cp
-		  FROM sog.checkpoint c WHERE c.id = cp_lock.id FOR NO KEY UPDATE;
+		cp := sog.cp_lock_row(id);
 	END IF;
 	IF cp.id IS NULL THEN		-- deleted while we waited
 		PERFORM sog.report_unknown_checkpoint(id, kinds);
@@ -160,6 +167,38 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION sog.cp_lock(bigint, integer, boolean) FROM PUBLIC;
+
+-- The row of checkpoint id changed since the snapshot of a REPEATABLE READ
+-- or SERIALIZABLE transaction: 40001 naming it, as the C edition's write
+-- refuses (which also names the newest version's generation and applied
+-- position; the snapshot here cannot read them).
+CREATE FUNCTION sog.report_serialization_failure(id bigint) RETURNS void
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RAISE EXCEPTION 'could not serialize access to checkpoint % due to concurrent update', id
+		USING ERRCODE = 'serialization_failure',
+			  DETAIL = format('This transaction runs at %s; checkpoint %s was changed by a transaction that committed after this one''s snapshot.',
+							  upper(current_setting('transaction_isolation')), id),
+			  HINT = 'Retry the whole sink transaction, as after any serialization failure.';
+END
+$$;
+REVOKE ALL ON FUNCTION sog.report_serialization_failure(bigint) FROM PUBLIC;
+
+-- The newest version of checkpoint id's row, locked FOR NO KEY UPDATE (its
+-- token left out); a row of NULLs if there is none.
+CREATE FUNCTION sog.cp_lock_row(id bigint) RETURNS sog.checkpoint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT c.id, c.consumer, c.stream, c."partition", c.criticality, c.provider, c.query_scope,
+		   c.source_identity, c.generation, c.owner, NULL, c.source_cursor, c.read_base,
+		   c.read_hash, c.read_count, c.applied_position, c.prune_horizon, c.receipts_through,
+		   c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor
+	  FROM sog.checkpoint c WHERE c.id = cp_lock_row.id FOR NO KEY UPDATE
+$$;
+REVOKE ALL ON FUNCTION sog.cp_lock_row(bigint) FROM PUBLIC;
 
 -- lock_timeout in milliseconds (0: none).
 CREATE FUNCTION sog.lock_timeout_ms() RETURNS integer

@@ -8,10 +8,10 @@
 #   1. pg_tle and the private copy of PostgreSQL without the C edition
 #      (test/portable/lib.sh, as run.sh);
 #   2. the whole edition built from the tree (portable/build.pl);
-#   3. a cluster with pg_tle preloaded; database contrib_regression with
-#      pg_tle and pgcrypto (the tests' SHA-256 oracle), and the edition
-#      installed there by sog_tle_admin: pgtle.install_extension, then
-#      CREATE EXTENSION;
+#   3. a cluster with pg_tle preloaded; a database with pg_tle and pgcrypto
+#      (the tests' SHA-256 oracle), and the edition installed there by
+#      sog_tle_admin: pgtle.install_extension, then CREATE EXTENSION; the
+#      regression suite's database and the isolation specs' are copies;
 #   4. pg_regress --use-existing with the Makefile's REGRESS list but
 #      setup, which is the C edition's install test (it drops the
 #      extension and creates it again as the superuser: step 3 is the
@@ -96,9 +96,9 @@ tsock=$sock
 psql_t() { as_pg "$pbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$tsock" "$@"; }
 psql_t -U postgres -d postgres <<'EOF' || { fail "cluster setup"; finish; }
 CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
-CREATE DATABASE contrib_regression;
-GRANT CREATE ON DATABASE contrib_regression TO sog_tle_admin;
-\c contrib_regression
+CREATE DATABASE sog_template;
+GRANT CREATE ON DATABASE sog_template TO sog_tle_admin;
+\c sog_template
 CREATE EXTENSION pg_tle;
 CREATE EXTENSION pgcrypto;
 GRANT pgtle_admin TO sog_tle_admin;
@@ -123,14 +123,31 @@ CREATE EVENT TRIGGER regress_grant_amcheck ON ddl_command_end WHEN TAG IN ('CREA
 ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT ALL ON TABLES TO sog_tle_admin;
 ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT ALL ON SEQUENCES TO sog_tle_admin;
 EOF
-if psql_t -U sog_tle_admin -d contrib_regression -f "$out_dir/pg_tle.sql" >"$tmp/install.log" 2>&1 &&
-	psql_t -U sog_tle_admin -d contrib_regression -c "CREATE EXTENSION $ext" >>"$tmp/install.log" 2>&1; then
-	psql_t -U postgres -d contrib_regression -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$ext'"
+if psql_t -U sog_tle_admin -d sog_template -f "$out_dir/pg_tle.sql" >"$tmp/install.log" 2>&1 &&
+	psql_t -U sog_tle_admin -d sog_template -c "CREATE EXTENSION $ext" >>"$tmp/install.log" 2>&1; then
+	psql_t -U postgres -d sog_template -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$ext'"
 else
 	tail -20 "$tmp/install.log"
 	fail "install through pg_tle as a pgtle_admin role"
 	finish
 fi
+# The edition registered in template0 too: hostile's SQL_ASCII database is
+# made from it (a throwaway cluster; the database only holds pg_tle's
+# registration), so that its CREATE EXTENSION fails for the edition's own
+# reason (test/portable/expected/README.md), not for a missing control file.
+if ! { psql_t -U postgres -d postgres -c "ALTER DATABASE template0 ALLOW_CONNECTIONS true" >/dev/null &&
+	psql_t -U postgres -d template0 -c "CREATE EXTENSION pg_tle" >/dev/null &&
+	psql_t -U sog_tle_admin -d template0 -f "$out_dir/pg_tle.sql" >>"$tmp/install.log" 2>&1 &&
+	psql_t -U postgres -d postgres -c "ALTER DATABASE template0 ALLOW_CONNECTIONS false" >/dev/null; }; then
+	tail -5 "$tmp/install.log"
+	fail "the edition registered in template0"
+fi
+# the regression suite's database and the isolation specs' (fresh, as
+# pg_isolation_regress makes it for the C edition), each a copy of it
+psql_t -U postgres -d postgres -c "CREATE DATABASE contrib_regression TEMPLATE sog_template" \
+	-c "CREATE DATABASE isolation_regression TEMPLATE sog_template" \
+	-c "GRANT CREATE ON DATABASE contrib_regression, isolation_regression TO sog_tle_admin" >/dev/null ||
+	{ fail "the test databases"; finish; }
 
 # The Makefile's lists (what make installcheck runs for the C edition).
 list() { make -s -C "$srcdir" -f - print <<EOF
@@ -187,7 +204,7 @@ fi
 if [ -n "$isolation" ]; then
 	say "isolation specs ($(wc -w <<<"$isolation"))"
 	if (cd "$tmp/tree" && as_pg "$pg_isolation_regress" --bindir="$pbin" --host="$tsock" --user=postgres \
-		--use-existing --dbname=contrib_regression \
+		--use-existing --dbname=isolation_regression \
 		--inputdir=test --outputdir=test/output_iso $isolation) >"$tmp/isolation.log" 2>&1; then
 		grep -E '^(# All| All)' "$tmp/isolation.log" | tail -1
 	else
