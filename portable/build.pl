@@ -30,7 +30,8 @@
 #   - "-- @entry <signature>" replaces that C function by a wrapper made
 #     from the C edition's own statement (its name, arguments, defaults,
 #     result, volatility, strictness, parallel safety, security and settings
-#     stay; only the language and body change): a SQL function that passes
+#     stay; only the language and body change): a SQL function (PL/pgSQL
+#     for one that returns void, which SQL would return as NULL) that passes
 #     the calling role's key (sog.caller_key(), portable/access.sql) and its
 #     arguments to sog.<name>_entry(uuid, <the same types>), which the file
 #     defines and which does the work as the extension's owner;
@@ -251,7 +252,20 @@ sub entry_wrapper {
 	$w =~ s/\bLANGUAGE\s+C\b/LANGUAGE sql/
 		or do { fail("\@entry $sig: no LANGUAGE C in its statement"); return undef };
 	my $args = join('', map { ", \$$_" } 1 .. $n);
-	$w =~ s/;\s*$/\n\tAS \$\$SELECT * FROM sog.${name}_entry(sog.caller_key()$args)\$\$;\n/
+	# a row or a set is read FROM the entry; a single value, void above all
+	# (which a FROM reads as NULL), is its value
+	my ($setof, $rettype) = strip_comments($sql) =~ /\bRETURNS\s+(SETOF\s+)?(TABLE\b|[\w."]+(?:\[\])?)/i
+		or do { fail("\@entry $sig: no RETURNS in its statement"); return undef };
+	my $rows = $setof || $rettype =~ /^TABLE$/i || ($rettype =~ /^sog\.\w+$/ && $rettype ne 'sog.position');
+	my $call = $rows ? "SELECT * FROM sog.${name}_entry(sog.caller_key()$args)"
+		: "SELECT sog.${name}_entry(sog.caller_key()$args)";
+	if ($rettype =~ /^void$/i && !$setof) {
+		# a SQL function that is not inlined returns void as NULL; the C
+		# edition's (and PL/pgSQL's) void is a value
+		$w =~ s/\bLANGUAGE sql\b/LANGUAGE plpgsql/;
+		$call = "BEGIN PERFORM sog.${name}_entry(sog.caller_key()$args); END";
+	}
+	$w =~ s/;\s*$/\n\tAS \$\$$call\$\$;\n/
 		or do { fail("\@entry $sig: its statement does not end with ;"); return undef };
 	return $w;
 }

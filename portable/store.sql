@@ -125,7 +125,7 @@ BEGIN
 	PERFORM sog.check_access(id, consumer, kinds);
 
 	IF claim THEN
-		claim_ms := coalesce(nullif(current_setting('sog.claim_timeout', true), ''), '0')::integer;
+		claim_ms := sog.claim_timeout_ms();
 		IF claim_ms > 0 THEN
 			lock_ms := sog.lock_timeout_ms();
 		END IF;
@@ -199,6 +199,33 @@ AS $$
 	  FROM sog.checkpoint c WHERE c.id = cp_lock_row.id FOR NO KEY UPDATE
 $$;
 REVOKE ALL ON FUNCTION sog.cp_lock_row(bigint) FROM PUBLIC;
+
+-- sog.claim_timeout in milliseconds (0: none).  The C edition defines the
+-- setting (an integer in ms, units accepted, checked at SET); here it is a
+-- custom setting PostgreSQL keeps as text, read with the same units and
+-- range, and refused (22023, as SET refuses it in C) when it is used.
+CREATE FUNCTION sog.claim_timeout_ms() RETURNS integer
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v text := coalesce(nullif(btrim(current_setting('sog.claim_timeout', true)), ''), '0');
+	m text[] := regexp_match(v, '^([0-9]+)\s*(ms|s|min|h|d)?$');
+	ms numeric;
+BEGIN
+	IF m IS NOT NULL THEN
+		ms := m[1]::numeric * CASE coalesce(m[2], 'ms') WHEN 'ms' THEN 1 WHEN 's' THEN 1000
+								WHEN 'min' THEN 60000 WHEN 'h' THEN 3600000 ELSE 86400000 END;
+		IF ms <= 2147483647 THEN
+			RETURN ms::integer;
+		END IF;
+	END IF;
+	RAISE EXCEPTION 'invalid value for parameter "sog.claim_timeout": "%"', sog.cut(v)
+		USING ERRCODE = 'invalid_parameter_value',
+			  HINT = 'Valid units for this parameter are "ms", "s", "min", "h", and "d"; the value is 0 to 2147483647 ms.';
+END
+$$;
+REVOKE ALL ON FUNCTION sog.claim_timeout_ms() FROM PUBLIC;
 
 -- lock_timeout in milliseconds (0: none).
 CREATE FUNCTION sog.lock_timeout_ms() RETURNS integer
@@ -542,8 +569,10 @@ REVOKE ALL ON FUNCTION sog.boundary_str(sog.checkpoint) FROM PUBLIC;
 
 -- The commit check (header): the row as the transaction left it, read
 -- again; SG004 if its applied position is strictly inside its boundary.
+-- SECURITY DEFINER: at COMMIT it runs as whoever commits, a consumer role
+-- that may not read sog.checkpoint.
 CREATE FUNCTION sog.checkpoint_left_applied() RETURNS trigger
-LANGUAGE plpgsql
+LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
