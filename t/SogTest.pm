@@ -49,6 +49,20 @@ sub storage_verifies
 	# (on a standby amcheck must come from the primary: nothing is created)
 	$node->safe_psql($db, 'CREATE EXTENSION amcheck')
 	  if $node->safe_psql($db, q{SELECT count(*) FROM pg_extension WHERE extname = 'amcheck'}) eq '0';
+	# an extension owner that is not a superuser (the portable edition's,
+	# crash_node) is granted amcheck's functions, superuser-only by default,
+	# which its sog.verify_storage() runs
+	$node->safe_psql($db, q{
+DO $$ BEGIN
+	IF NOT (SELECT r.rolsuper FROM pg_extension e JOIN pg_roles r ON r.oid = e.extowner
+			 WHERE e.extname = 'stream_offset_guard') THEN
+		EXECUTE (SELECT string_agg(format('GRANT EXECUTE ON FUNCTION %s TO %I', p.oid::regprocedure,
+										  (SELECT e2.extowner::regrole::text FROM pg_extension e2
+											WHERE e2.extname = 'stream_offset_guard')), '; ')
+				   FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+					AND d.deptype = 'e' JOIN pg_extension e ON e.oid = d.refobjid WHERE e.extname = 'amcheck');
+	END IF;
+END $$}) if $ENV{SOG_PORTABLE_INSTALL};
 	my $problems = $node->safe_psql($db,
 		q{SELECT coalesce(string_agg(relation || ': ' || problem, E'\n'), '') FROM sog.verify_storage()});
 	is($problems, '', "amcheck finds nothing in the extension's relations of $db");
@@ -76,14 +90,36 @@ sub wait_for_crash_restart
 # crash, as a production server does (Cluster.pm's init turns it off; it
 # also writes fsync = off, which a process crash does not need: the
 # kernel keeps what was written).
+#
+# With SOG_PORTABLE_INSTALL and SOG_PORTABLE_TLE_SQL set (test/portable/
+# regress.sh), the node is the portable edition's: that installation (pg_tle,
+# no C edition), pg_tle preloaded, the edition registered and created by a
+# pgtle_admin role that is not a superuser before t/sink_setup.sql runs.
 sub crash_node
 {
 	my ($name, %opt) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $portable = $ENV{SOG_PORTABLE_INSTALL};
+	my $node = PostgreSQL::Test::Cluster->new($name, $portable ? (install_path => $portable) : ());
 	$node->init;
 	$node->append_conf('postgresql.conf', 'restart_after_crash = on') if $opt{restart_after_crash};
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'") if $portable;
 	$node->start;
-	$node->safe_psql('postgres', PostgreSQL::Test::Utils::slurp_file("$FindBin::Bin/sink_setup.sql"));
+	my $setup = PostgreSQL::Test::Utils::slurp_file("$FindBin::Bin/sink_setup.sql");
+	if ($portable)
+	{
+		$node->safe_psql('postgres', q{
+CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER;
+GRANT CREATE ON DATABASE postgres TO sog_tle_admin;
+CREATE EXTENSION pg_tle;
+GRANT pgtle_admin TO sog_tle_admin;
+});
+		$node->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
+			'-U', 'sog_tle_admin', '-f', $ENV{SOG_PORTABLE_TLE_SQL}, '-c', 'CREATE EXTENSION stream_offset_guard' ],
+			"$name: the portable edition installed through pg_tle by sog_tle_admin");
+		$setup =~ s/^CREATE EXTENSION stream_offset_guard;$//m
+		  or die "t/sink_setup.sql no longer creates the extension as crash_node expects";
+	}
+	$node->safe_psql('postgres', $setup);
 	return $node;
 }
 

@@ -17,8 +17,12 @@
 #      extension and creates it again as the superuser: step 3 is the
 #      portable edition's); then pg_isolation_regress with ISOLATION, each
 #      spec's CREATE EXTENSION run as sog_tle_admin;
-#   5. t/015_edition_move.pl: a database moved from the C edition to the
-#      portable one and back by pg_dump and pg_restore.
+#   5. TAP: the crash tests (t/001-004, t/013: kills mid-sink, immediate
+#      and SIGKILL restarts, a recovery interrupted, a pipelined worker
+#      killed at each step) on the portable edition (SogTest::crash_node
+#      makes its node from the private copy when SOG_PORTABLE_INSTALL is
+#      set); t/015_edition_move.pl: a database moved from the C edition to
+#      the portable one and back by pg_dump and pg_restore.
 #
 #   test/portable/regress.sh [--major N] [--allow-missing] [TEST...]
 #
@@ -215,17 +219,19 @@ if [ -n "$isolation" ]; then
 fi
 
 if [ ${#only[@]} -eq 0 ]; then
-	say "TAP: t/015_edition_move.pl (C edition -> portable -> C by dump and restore)"
+	say "TAP: the crash tests on the portable edition (t/001-004, t/013), t/015_edition_move.pl (C -> portable -> C)"
 	pgxsdir=$(cd "$(dirname "$pgxs")/../.." && pwd)
 	mkdir -p "$tmp/tap" && chown postgres: "$tmp/tap"
 	if (cd "$tmp/tree" && as_pg env PATH="$sysbin:$PATH" TESTDIR="$tmp/tap" PG_REGRESS="$pg_regress" \
 		SOG_PORTABLE_INSTALL="$R/usr/lib/postgresql/$major" SOG_PORTABLE_TLE_SQL="$out_dir/pg_tle.sql" \
-		prove -I "$pgxsdir/src/test/perl" -I t t/015_edition_move.pl) >"$tmp/tap.log" 2>&1; then
+		prove -I "$pgxsdir/src/test/perl" -I t t/001_crash_mid_sink.pl t/002_immediate_restart.pl \
+			t/003_kill9_restart.pl t/004_recovery_crash.pl t/013_pipelined_crash.pl \
+			t/015_edition_move.pl) >"$tmp/tap.log" 2>&1; then
 		tail -2 "$tmp/tap.log"
 	else
 		grep -E '^(not ok|#)' "$tmp/tap.log" | head -40
 		tail -3 "$tmp/tap.log"
-		fail "t/015_edition_move.pl"
+		fail "TAP on the portable edition"
 	fi
 fi
 
