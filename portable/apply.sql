@@ -336,18 +336,7 @@ DECLARE
 	p bigint;
 	d bytea;
 BEGIN
-	IF array_ndims(positions) > 1 OR array_ndims(payload_digests) > 1 THEN
-		RAISE EXCEPTION 'positions and payload digests must be one-dimensional arrays'
-			USING ERRCODE = 'invalid_parameter_value',
-				  DETAIL = format('The arrays have %s and %s dimensions.',
-								  coalesce(array_ndims(positions), 0), coalesce(array_ndims(payload_digests), 0)),
-				  HINT = 'Pass one flat array of positions and one of digests.';
-	END IF;
-	IF np <> nd THEN
-		RAISE EXCEPTION 'position and digest arrays differ in length'
-			USING ERRCODE = 'invalid_parameter_value', DETAIL = format('There are %s positions and %s digests.', np, nd),
-				  HINT = 'Pass one payload digest per position, in the same order.';
-	END IF;
+	PERFORM sog.check_record_shape(positions, payload_digests);
 	FOR i IN 1 .. np LOOP
 		p := positions[pl + i - 1];
 		d := payload_digests[dl + i - 1];

@@ -90,15 +90,16 @@ CREATE AGGREGATE sog.buffer_hash("position" sog.position, payload_digest bytea) 
 
 -- The records of two parallel arrays, checked as the C edition checks them
 -- (what names them in messages: 'buffer hash records', 'records', ...).
-CREATE FUNCTION sog.check_records(positions sog.position[], payload_digests bytea[], what text)
-	RETURNS void
+-- The shape of a batch's two parallel arrays (of positions of either
+-- kind, and digests), as sog_records_from_arrays checks it first: one
+-- dimension each, as many positions as digests.
+CREATE FUNCTION sog.check_record_shape(positions anyarray, payload_digests bytea[]) RETURNS void
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	np int := coalesce(cardinality(positions), 0);
 	nd int := coalesce(cardinality(payload_digests), 0);
-	i int;
 BEGIN
 	IF array_ndims(positions) > 1 OR array_ndims(payload_digests) > 1 THEN
 		RAISE EXCEPTION 'positions and payload digests must be one-dimensional arrays'
@@ -112,6 +113,21 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value', DETAIL = format('There are %s positions and %s digests.', np, nd),
 				  HINT = 'Pass one payload digest per position, in the same order.';
 	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.check_record_shape(anyarray, bytea[]) FROM PUBLIC;
+
+CREATE FUNCTION sog.check_records(positions sog.position[], payload_digests bytea[], what text)
+	RETURNS void
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	np int := coalesce(cardinality(positions), 0);
+	nd int := coalesce(cardinality(payload_digests), 0);
+	i int;
+BEGIN
+	PERFORM sog.check_record_shape(positions, payload_digests);
 	FOR i IN 1 .. np LOOP
 		IF positions[array_lower(positions, 1) + i - 1] IS NULL
 		   OR payload_digests[array_lower(payload_digests, 1) + i - 1] IS NULL THEN
