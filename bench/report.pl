@@ -47,16 +47,21 @@ our %NAME = (
 	r  => 'sog.apply_run (r)',
 	w  => 'whole protocol, two commits per page (w)',
 	p  => 'whole protocol, pipelined (p)',
+	qg => 'portable edition: sog.apply_batch (qg)',
+	qr => 'portable edition: sog.apply_run (qr)',
+	qw => 'portable edition: whole protocol, two commits per page (qw)',
+	qp => 'portable edition: whole protocol, pipelined (qp)',
 );
 our %RUNNER = (client => 'real client', pgbench => 'pgbench');
 # the order of the rows in every table
-our %ORDER = (client => [qw(b c g h r w p)], pgbench => [qw(a b c d e f g gd r)]);
+our %ORDER = (client => [qw(b c g h r w p qg qr qw qp)], pgbench => [qw(a b c d e f g gd r)]);
 # the denominators of the paired ratios
 our %DENOMINATORS = (client => [qw(b c g)], pgbench => [qw(a b c g)]);
 our %COLOUR = (
 	a => '#9e9e9e', b => '#4e79a7', c => '#f28e2b', d => '#76b7b2', e => '#edc948',
 	f => '#e15759', g => '#59a14f', gd => '#9c755f', h => '#8cd17d', r => '#1d6b2f',
 	w => '#b07aa1', p => '#6a3d9a',
+	qg => '#a0cbe8', qr => '#86bcb6', qw => '#d4a6c8', qp => '#b6992d',
 );
 
 sub name { my ($v) = @_; return $NAME{$v} // "($v)" }
@@ -65,6 +70,7 @@ sub parse_label {
 	my ($label) = @_;
 	return ('scale', $1) if $label =~ /^s(\d+)$/;
 	return ('client', $1) if $label =~ /^c([bcghrwp])$/;
+	return ('client', "q$1") if $label =~ /^q([grwp])$/;	# the portable edition
 	return ('pgbench', $label);
 }
 
@@ -539,7 +545,9 @@ sub ratio_rows {
 }
 
 our @CLIENT_RATIOS = ([qw(g b)], [qw(g c)], [qw(h b)], [qw(h c)], [qw(h g)], [qw(r b)], [qw(r c)], [qw(r g)],
-	[qw(w b)], [qw(w g)], [qw(p b)], [qw(p g)], [qw(c b)]);
+	[qw(w b)], [qw(w g)], [qw(p b)], [qw(p g)], [qw(c b)],
+	[qw(qg b)], [qw(qg c)], [qw(qg g)], [qw(qr b)], [qw(qr c)], [qw(qr r)], [qw(qw b)], [qw(qw c)],
+	[qw(qp b)], [qw(qp c)], [qw(qp p)]);
 our @PGBENCH_RATIOS = ([qw(g b)], [qw(g c)], [qw(r b)], [qw(r c)], [qw(r g)], [qw(f b)], [qw(gd b)], [qw(gd c)],
 	[qw(c b)], [qw(d b)], [qw(e b)], [qw(g a)]);
 

@@ -53,7 +53,11 @@
 #                                  apply_batch_int8, cw = (w) ...), sent over
 #                                  libpq's pipeline mode with binary parameters
 #                                  (an empty VARIANTS or CLIENT_VARIANTS runs
-#                                  none of them)
+#                                  none of them); q + a letter (qg qr qw qp)
+#                                  is that variant against the portable
+#                                  edition (docs/portable.md), installed by
+#                                  its plain script in database <DB>_portable
+#                                  of the same cluster
 #   SCALE [1]  SCALE_B [100]       the 4 vs 64 checkpoints check
 #   RECEIPTS_N [1000000]           events for the receipts/prune phase
 #   MICRO [1]  MICRO_N [1000000]   micro-figures and their size
@@ -80,7 +84,7 @@ WARMUP=${WARMUP:-5}
 BATCHES=${BATCHES:-"1 100 1000"}
 CLIENTS=${CLIENTS:-"1 4"}
 VARIANTS=${VARIANTS-"a b c d e f g gd r"}
-CLIENT_VARIANTS=${CLIENT_VARIANTS-"cb cc cg ch cr cw cp"}
+CLIENT_VARIANTS=${CLIENT_VARIANTS-"cb cc cg ch cr cw cp qg qr qp"}
 GD_BATCHES=${GD_BATCHES:-"100 1000"}
 SCALE=${SCALE:-1}
 SCALE_B=${SCALE_B:-100}
@@ -121,6 +125,8 @@ sog_install_packages make gcc postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJ
   libssl-dev openssl libpq-dev || die "cannot install the benchmark's packages"
 PGBIN=${PGBIN:-$(/usr/lib/postgresql/$PG_MAJOR/bin/pg_config --bindir)}
 psql_db() { "${PSQL[@]}" -d "$DB" "$@"; }
+DBP=${DB}_portable
+psql_dbp() { "${PSQL[@]}" -d "$DBP" "$@"; }
 
 # ---------------------------------------------------------------- throwaway dir
 DATA=$BENCH_DIR/data
@@ -162,6 +168,17 @@ STARTED=1
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB" || die "createdb failed"
 psql_db -f "$HERE/schema.sql" >/dev/null || die "schema.sql failed"
 psql_db -f "$HERE/setup_sog.sql" >/dev/null || die "setup_sog.sql failed"
+if [[ " $CLIENT_VARIANTS " == *" q"* ]]; then
+  # the portable edition, built from the tree, in a database of its own
+  perl "$HERE/../portable/build.pl" --out "$OUT/portable" >"$OUT/portable-build.log" 2>&1 ||
+    { cat "$OUT/portable-build.log"; die "portable/build.pl failed"; }
+  chmod -R a+rX "$OUT/portable"
+  "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DBP" || die "createdb $DBP failed"
+  psql_dbp -f "$HERE/schema.sql" >/dev/null || die "schema.sql ($DBP) failed"
+  psql_dbp -f "$OUT/portable/install.sql" >/dev/null || die "the portable edition's install.sql failed"
+  sed '/EXTENSION .*stream_offset_guard/d' "$HERE/setup_sog.sql" | psql_dbp -f - >/dev/null ||
+    die "setup_sog.sql ($DBP) failed"
+fi
 
 {
   bench_describe "$BENCH_DIR"
@@ -197,7 +214,8 @@ wait_idle() {
 # kept below applied_position only for replays; a TRUNCATE between runs is
 # the bench's shortcut for "pruned").
 prepare_run() {
-  psql_db -c "TRUNCATE sink, sink_u, inbox, sog.receipt" -c "VACUUM offsets, sog.checkpoint" \
+  local db=${1:-$DB}
+  "${PSQL[@]}" -d "$db" -c "TRUNCATE sink, sink_u, inbox, sog.receipt" -c "VACUUM offsets, sog.checkpoint" \
           -c "CHECKPOINT" >/dev/null
   wait_idle
 }
@@ -254,14 +272,15 @@ script_of() { if [ "$2" = 1 ]; then echo "$HERE/pgbench/${1}_1.sql"; else echo "
 # (p) applies the page it noted last before it stops, so no read boundary
 # is left open for the next variant on that checkpoint.
 run_client() {
-  local label=$1 b=$2 c=$3 r=$4 dur=$5 attempt=0
+  local label=$1 b=$2 c=$3 r=$4 dur=$5 attempt=0 db=$DB v=${1#c}
+  if [[ $label == q* ]]; then db=$DBP; v=${label#q}; fi   # the portable edition
   while :; do
-    prepare_run
+    prepare_run "$db"
     local log="$OUT/client/${label}_B${b}_c${c}_r${r}_t${attempt}.log"; mkdir -p "$OUT/client"
     local lsn0; lsn0=$(psql_db -tAc "SELECT pg_current_wal_lsn()")
     local b0 o0 t0; b0=$(busy_ticks); o0=$(our_ticks); t0=$(now_ms)
-    "$CLIENT" -d "host=$BENCH_DIR port=$BENCH_PORT user=postgres dbname=$DB" \
-      -v "${label#c}" -B "$b" -c "$c" -T "$dur" >"$log" 2>&1
+    "$CLIENT" -d "host=$BENCH_DIR port=$BENCH_PORT user=postgres dbname=$db" \
+      -v "$v" -B "$b" -c "$c" -T "$dur" >"$log" 2>&1
     local rc=$?
     local walb; walb=$(psql_db -tAc "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn0')::bigint")
     wait_idle
