@@ -115,7 +115,7 @@ BEGIN
 	END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.check_record_shape(anyarray, bytea[]) FROM PUBLIC;
+-- (callable by every role: sog.buffer_hash, which any role may call, runs it)
 
 CREATE FUNCTION sog.check_records(positions sog.position[], payload_digests bytea[], what text)
 	RETURNS void
