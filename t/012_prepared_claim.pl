@@ -22,12 +22,8 @@ use Test::More;
 use lib $FindBin::Bin;
 use SogTest;
 
-my $node = PostgreSQL::Test::Cluster->new('prepared');
-$node->init;
-$node->append_conf('postgresql.conf', 'max_prepared_transactions = 2');
-$node->start;
+my $node = SogTest::extension_node('prepared', conf => ['max_prepared_transactions = 2']);
 $node->safe_psql('postgres', q{
-CREATE EXTENSION stream_offset_guard;
 CREATE TABLE sink (pos sog.position PRIMARY KEY);
 CREATE ROLE coordinator LOGIN;
 SELECT sog.grant_consumer('coordinator');

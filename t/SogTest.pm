@@ -84,31 +84,25 @@ sub wait_for_crash_restart
 	return;
 }
 
-# A node for the crash tests: started, with t/sink_setup.sql loaded (the
-# extension, the sink table, d(), sink_batch(), span(), span_hash()).
-# restart_after_crash => 1: the postmaster reinitializes after a backend's
-# crash, as a production server does (Cluster.pm's init turns it off; it
-# also writes fsync = off, which a process crash does not need: the
-# kernel keeps what was written).
-#
-# With SOG_PORTABLE_INSTALL and SOG_PORTABLE_TLE_SQL set (test/portable/
-# regress.sh), the node is the portable edition's: that installation (pg_tle,
-# no C edition), pg_tle preloaded, the edition registered and created by a
-# pgtle_admin role that is not a superuser before t/sink_setup.sql runs.
-sub crash_node
+# A started node with the extension created in database postgres (and
+# each line of conf in postgresql.conf).  With SOG_PORTABLE_INSTALL and
+# SOG_PORTABLE_TLE_SQL set (test/portable/regress.sh), the node is the
+# portable edition's: that installation (pg_tle, no C edition), pg_tle
+# preloaded, the edition registered and created by sog_tle_admin, a
+# pgtle_admin role that is not a superuser; one test then, that it was.
+sub extension_node
 {
 	my ($name, %opt) = @_;
 	my $portable = $ENV{SOG_PORTABLE_INSTALL};
 	my $node = PostgreSQL::Test::Cluster->new($name, $portable ? (install_path => $portable) : ());
 	$node->init;
-	$node->append_conf('postgresql.conf', 'restart_after_crash = on') if $opt{restart_after_crash};
+	$node->append_conf('postgresql.conf', $_) for @{ $opt{conf} // [] };
 	$node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_tle'") if $portable;
 	$node->start;
-	my $setup = PostgreSQL::Test::Utils::slurp_file("$FindBin::Bin/sink_setup.sql");
 	if ($portable)
 	{
 		$node->safe_psql('postgres', q{
-CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER;
+CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER IN ROLE pg_read_all_stats;
 GRANT CREATE ON DATABASE postgres TO sog_tle_admin;
 CREATE EXTENSION pg_tle;
 GRANT pgtle_admin TO sog_tle_admin;
@@ -116,9 +110,27 @@ GRANT pgtle_admin TO sog_tle_admin;
 		$node->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('postgres'),
 			'-U', 'sog_tle_admin', '-f', $ENV{SOG_PORTABLE_TLE_SQL}, '-c', 'CREATE EXTENSION stream_offset_guard' ],
 			"$name: the portable edition installed through pg_tle by sog_tle_admin");
-		$setup =~ s/^CREATE EXTENSION stream_offset_guard;$//m
-		  or die "t/sink_setup.sql no longer creates the extension as crash_node expects";
 	}
+	else
+	{
+		$node->safe_psql('postgres', 'CREATE EXTENSION stream_offset_guard');
+	}
+	return $node;
+}
+
+# A node for the crash tests (extension_node), with t/sink_setup.sql loaded
+# (the sink table, d(), sink_batch(), span(), span_hash()).
+# restart_after_crash => 1: the postmaster reinitializes after a backend's
+# crash, as a production server does (Cluster.pm's init turns it off; it
+# also writes fsync = off, which a process crash does not need: the
+# kernel keeps what was written).
+sub crash_node
+{
+	my ($name, %opt) = @_;
+	my $node = extension_node($name, conf => [ $opt{restart_after_crash} ? ('restart_after_crash = on') : () ]);
+	my $setup = PostgreSQL::Test::Utils::slurp_file("$FindBin::Bin/sink_setup.sql");
+	$setup =~ s/^CREATE EXTENSION stream_offset_guard;$//m
+	  or die "t/sink_setup.sql no longer creates the extension as crash_node expects";
 	$node->safe_psql('postgres', $setup);
 	return $node;
 }
