@@ -296,8 +296,11 @@ $$;
 REVOKE ALL ON FUNCTION sog.access_refuse(name, record, text, text, integer) FROM PUBLIC;
 
 -- 42501 unless the acting role may act on what (a checkpoint, attempt or
--- gap of consumer) with a grant of one of kinds (sog_check_access_to).
-CREATE FUNCTION sog.check_access_to(what text, consumer text, kinds integer) RETURNS void
+-- gap of consumer) with a grant of one of kinds (sog_check_access_to);
+-- requested, for register, is the consumer name the caller gave, which the
+-- refusal's hint names.
+CREATE FUNCTION sog.check_access_to(what text, consumer text, kinds integer, requested text DEFAULT NULL)
+	RETURNS void
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -312,10 +315,10 @@ BEGIN
 	IF sog.grants_allow(g, consumer, kinds) THEN
 		RETURN;
 	END IF;
-	PERFORM sog.access_refuse(who, g, what, NULL, kinds);
+	PERFORM sog.access_refuse(who, g, what, requested, kinds);
 END
 $$;
-REVOKE ALL ON FUNCTION sog.check_access_to(text, text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.check_access_to(text, text, integer, text) FROM PUBLIC;
 
 -- The same for checkpoint checkpoint_id of consumer; 0 is a consumer that
 -- has no checkpoint yet (register), named by what the caller gave
@@ -324,23 +327,12 @@ CREATE FUNCTION sog.check_access(checkpoint_id bigint, consumer text, kinds inte
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-	who name;
-	g record;
 BEGIN
 	IF checkpoint_id > 0 THEN
 		PERFORM sog.check_access_to('checkpoint ' || checkpoint_id, consumer, kinds);
-		RETURN;
+	ELSE
+		PERFORM sog.check_access_to(format('consumer "%s"', sog.cut(consumer)), consumer, kinds, consumer);
 	END IF;
-	who := sog.acting_role();
-	IF sog.access_privileged(who) THEN
-		RETURN;
-	END IF;
-	SELECT * INTO g FROM sog.grants_of(who);
-	IF sog.grants_allow(g, consumer, kinds) THEN
-		RETURN;
-	END IF;
-	PERFORM sog.access_refuse(who, g, format('consumer "%s"', sog.cut(consumer)), consumer, kinds);
 END
 $$;
 REVOKE ALL ON FUNCTION sog.check_access(bigint, text, integer) FROM PUBLIC;
