@@ -235,7 +235,7 @@ AS $$
 DECLARE
 	h bytea;
 	r record;
-	lb int;
+	m bytea;
 BEGIN
 	folded := -1;
 	IF cp.read_hash IS NULL AND cp.read_count IS NULL THEN
@@ -258,9 +258,12 @@ BEGIN
 			END IF;
 		END LOOP;
 	END IF;
-	lb := coalesce(array_lower(extra_pos, 1), 1);
-	FOR i IN 0 .. coalesce(cardinality(extra_pos), 0) - 1 LOOP
-		h := sog.buffer_hash_next(h, extra_pos[lb + i], extra_dig[lb + i]);
+	-- the extra records: what each step appends to h built by one
+	-- statement, then only sha256 in the loop (as sog.buffer_hash_next)
+	FOREACH m IN ARRAY ARRAY(SELECT int2send(octet_length(u.p::text)::smallint)
+									|| convert_to(u.p::text, 'UTF8') || u.d
+							   FROM unnest(extra_pos, extra_dig) AS u(p, d)) LOOP
+		h := sha256(h || m);
 		folded := folded + 1;
 	END LOOP;
 	IF cp.read_hash IS NULL THEN

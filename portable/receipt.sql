@@ -275,12 +275,15 @@ REVOKE ALL ON FUNCTION sog.receipt_row_positions(sog.position, integer, bytea, b
 
 -- Store the dense run first, first + 1, ..., first + n - 1 (one-component,
 -- below 2^64) with its digests back to back: rows of 121 receipts
--- (sog_receipt_store_dense; created_at NULL: the column's default).
+-- (sog_receipt_store_dense; created_at NULL: the column's default).  The
+-- plan is generic: with n known the planner's estimate differs from a
+-- generic plan's, and every call would plan the INSERT again.
 CREATE FUNCTION sog.receipt_store_dense(checkpoint_id bigint, first numeric, n integer, digests bytea,
 										created_at timestamptz DEFAULT NULL)
 	RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
 	IF n <= 0 THEN
