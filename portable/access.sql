@@ -93,7 +93,6 @@ $$;
 -- earlier in the same query.
 CREATE FUNCTION sog.key_role(caller_key uuid, fn regprocedure) RETURNS name
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	who name;
@@ -127,7 +126,6 @@ REVOKE ALL ON FUNCTION sog.key_role(uuid, regprocedure) FROM PUBLIC;
 -- outer caller, as the C edition does.  Returns what sog.leave restores.
 CREATE FUNCTION sog.enter(caller_key uuid, fn regprocedure) RETURNS text
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	outer_caller text := coalesce(current_setting('sog.caller', true), '');
@@ -150,9 +148,8 @@ REVOKE ALL ON FUNCTION sog.enter(uuid, regprocedure) FROM PUBLIC;
 
 -- What every entry does last: the caller it replaced back.
 CREATE FUNCTION sog.leave(outer_caller text) RETURNS void
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT set_config('sog.caller', outer_caller, true) $$;
+LANGUAGE plpgsql VOLATILE
+AS $$ BEGIN PERFORM set_config('sog.caller', outer_caller, true); END $$;
 COMMENT ON FUNCTION sog.leave(text) IS
 	'portable edition: what every entry does last (the outer caller back)';
 REVOKE ALL ON FUNCTION sog.leave(text) FROM PUBLIC;
@@ -162,7 +159,6 @@ REVOKE ALL ON FUNCTION sog.leave(text) FROM PUBLIC;
 -- role (the C edition's sog_caller).
 CREATE FUNCTION sog.acting_role() RETURNS name
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT coalesce(nullif(current_setting('sog.caller', true), ''),
 					nullif(current_setting('role'), 'none'), session_user)::name
@@ -175,18 +171,28 @@ REVOKE ALL ON FUNCTION sog.acting_role() FROM PUBLIC;
 -- consumer, operator, and the names of the scoped consumer grants, in the
 -- table's order as the C edition scans it.  A grant counts while its OID
 -- still has its name.
+-- (PL/pgSQL: a SQL function that is not inlined is planned again in every
+-- transaction; it runs under its caller's search_path.)
 CREATE FUNCTION sog.grants_of(who name, OUT any_grant boolean, OUT all_consumers boolean,
 							  OUT operator boolean, OUT consumers text[])
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE
 AS $$
-	SELECT count(*) > 0,
-		   coalesce(bool_or(g.kind = 'consumer' AND g.consumer IS NULL), false),
-		   coalesce(bool_or(g.kind = 'operator'), false),
-		   array_agg(g.consumer ORDER BY g.ctid) FILTER (WHERE g.kind <> 'operator' AND g.consumer IS NOT NULL)
+DECLARE
+	res record;
+BEGIN
+	SELECT count(*) > 0 AS a,
+		   coalesce(bool_or(g.kind = 'consumer' AND g.consumer IS NULL), false) AS b,
+		   coalesce(bool_or(g.kind = 'operator'), false) AS c,
+		   array_agg(g.consumer ORDER BY g.ctid) FILTER (WHERE g.kind <> 'operator' AND g.consumer IS NOT NULL) AS d
+	  INTO res
 	  FROM sog.role_grant g
-	  JOIN pg_roles r ON r.oid = g.role_oid AND r.rolname = g.role
-	 WHERE pg_has_role(who, r.oid, 'USAGE')
+	  JOIN pg_catalog.pg_roles r ON r.oid = g.role_oid AND r.rolname = g.role
+	 WHERE pg_catalog.pg_has_role(who, r.oid, 'USAGE');
+	any_grant := res.a;
+	all_consumers := res.b;
+	"operator" := res.c;
+	consumers := res.d;
+END
 $$;
 COMMENT ON FUNCTION sog.grants_of(name) IS
 	'portable edition: what the grants in force of a role (and of the roles whose privileges it has) allow';
@@ -196,7 +202,6 @@ REVOKE ALL ON FUNCTION sog.grants_of(name) FROM PUBLIC;
 -- owner of these functions, current_user in an entry) pass without a grant.
 CREATE FUNCTION sog.access_privileged(who name) RETURNS boolean
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT pg_has_role(who, CURRENT_USER, 'USAGE') $$;
 COMMENT ON FUNCTION sog.access_privileged(name) IS
 	'portable edition: whether a role passes every access check (a superuser, or it has the privileges of the extension''s owner)';
@@ -206,7 +211,6 @@ REVOKE ALL ON FUNCTION sog.access_privileged(name) FROM PUBLIC;
 -- to checkpoints of consumer; to every checkpoint (cover_all).
 CREATE FUNCTION sog.grants_allow(g record, consumer text, kinds integer) RETURNS boolean
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	RETURN ((kinds & 2) <> 0 AND g.operator)
@@ -302,7 +306,6 @@ REVOKE ALL ON FUNCTION sog.access_refuse(name, record, text, text, integer) FROM
 CREATE FUNCTION sog.check_access_to(what text, consumer text, kinds integer, requested text DEFAULT NULL)
 	RETURNS void
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	who name := sog.acting_role();
@@ -325,7 +328,6 @@ REVOKE ALL ON FUNCTION sog.check_access_to(text, text, integer, text) FROM PUBLI
 -- (sog_check_access).
 CREATE FUNCTION sog.check_access(checkpoint_id bigint, consumer text, kinds integer) RETURNS void
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF checkpoint_id > 0 THEN

@@ -37,7 +37,6 @@
 -- (NULL passes: "no hash") (sog_check_buffer_hash).
 CREATE FUNCTION sog.check_buffer_hash(what text, hash text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF hash IS NULL OR (octet_length(hash) = 64 AND hash ~ '^[0-9a-fA-F]*$') THEN
@@ -57,7 +56,6 @@ REVOKE ALL ON FUNCTION sog.check_buffer_hash(text, text) FROM PUBLIC;
 CREATE FUNCTION sog.check_buffered_count(count bigint, cursor sog.position, applied sog.position)
 	RETURNS void
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	room numeric;
@@ -113,7 +111,6 @@ REVOKE ALL ON FUNCTION sog.report_receipt_conflict(sog.checkpoint, sog.position,
 CREATE FUNCTION sog.advance_applied(cp sog.checkpoint, orig sog.checkpoint, applied sog.position)
 	RETURNS sog.checkpoint
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	cp.applied_position := applied;
@@ -138,7 +135,6 @@ REVOKE ALL ON FUNCTION sog.advance_applied(sog.checkpoint, sog.checkpoint, sog.p
 CREATE FUNCTION sog.apply_events(cp sog.checkpoint, pos sog.position[], dig bytea[], lb integer)
 	RETURNS boolean[]
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	n int := coalesce(cardinality(pos), 0);
@@ -467,7 +463,6 @@ GRANT EXECUTE ON FUNCTION sog.apply_batch_int8_entry(uuid, bigint, bigint, bigin
 CREATE FUNCTION sog.dense_closes_boundary(cp sog.checkpoint, first bigint, n integer, d bytea)
 	RETURNS boolean
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE

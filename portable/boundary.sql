@@ -21,7 +21,6 @@
 -- Nothing is buffered: the read cursor returns to the applied position.
 CREATE FUNCTION sog.clear_read_boundary(cp sog.checkpoint) RETURNS sog.checkpoint
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	cp.source_cursor := cp.applied_position;
@@ -38,7 +37,6 @@ REVOKE ALL ON FUNCTION sog.clear_read_boundary(sog.checkpoint) FROM PUBLIC;
 CREATE FUNCTION sog.boundary_record(cp sog.checkpoint, cursor sog.position, hash text, count bigint,
 									OUT cp_out sog.checkpoint, OUT recorded boolean)
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF sog.pos_cmp(cursor, cp.applied_position) = 0 THEN
@@ -111,7 +109,6 @@ REVOKE ALL ON FUNCTION sog.boundary_report_cursor_back(sog.checkpoint, sog.posit
 CREATE FUNCTION sog.boundary_note(cp sog.checkpoint, cursor sog.position, hash text, count bigint,
 								  OUT cp_out sog.checkpoint, OUT changed boolean, OUT recorded boolean)
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	rec record;
@@ -205,7 +202,6 @@ REVOKE ALL ON FUNCTION sog.boundary_halt(sog.checkpoint, sog.position, text, big
 -- recorded receipts above it, never beyond the cursor.
 CREATE FUNCTION sog.boundary_stored_through(cp sog.checkpoint) RETURNS sog.position
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF sog.pos_cmp(cp.receipts_through, cp.applied_position) <= 0 THEN
@@ -230,7 +226,6 @@ CREATE FUNCTION sog.boundary_applied(cp sog.checkpoint, stored_through sog.posit
 									 extra_pos sog.position[], extra_dig bytea[],
 									 OUT ok boolean, OUT folded bigint)
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	h bytea;
@@ -283,7 +278,6 @@ CREATE FUNCTION sog.boundary_check_close(cp sog.checkpoint, at_pos sog.position,
 										 extra_pos sog.position[], extra_dig bytea[])
 	RETURNS void
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	a record;

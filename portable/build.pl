@@ -30,8 +30,9 @@
 #   - "-- @entry <signature>" replaces that C function by a wrapper made
 #     from the C edition's own statement (its name, arguments, defaults,
 #     result, volatility, strictness, parallel safety, security and settings
-#     stay; only the language and body change): a SQL function (PL/pgSQL
-#     for one that returns void, which SQL would return as NULL) that passes
+#     stay; only the language and body change): a PL/pgSQL function (a
+#     SQL one for rows or a set: a SQL function with settings is planned
+#     again in every transaction, and would return void as NULL) that passes
 #     the calling role's key (sog.caller_key(), portable/access.sql) and its
 #     arguments to sog.<name>_entry(uuid, <the same types>), which the file
 #     defines and which does the work as the extension's owner;
@@ -257,13 +258,18 @@ sub entry_wrapper {
 	my ($setof, $rettype) = strip_comments($sql) =~ /\bRETURNS\s+(SETOF\s+)?(TABLE\b|[\w."]+(?:\[\])?)/i
 		or do { fail("\@entry $sig: no RETURNS in its statement"); return undef };
 	my $rows = $setof || $rettype =~ /^TABLE$/i || ($rettype =~ /^sog\.\w+$/ && $rettype ne 'sog.position');
-	my $call = $rows ? "SELECT * FROM sog.${name}_entry(sog.caller_key()$args)"
-		: "SELECT sog.${name}_entry(sog.caller_key()$args)";
+	my $call = "SELECT * FROM sog.${name}_entry(sog.caller_key()$args)";
 	if ($rettype =~ /^void$/i && !$setof) {
 		# a SQL function that is not inlined returns void as NULL; the C
 		# edition's (and PL/pgSQL's) void is a value
 		$w =~ s/\bLANGUAGE sql\b/LANGUAGE plpgsql/;
 		$call = "BEGIN PERFORM sog.${name}_entry(sog.caller_key()$args); END";
+	} elsif (!$rows) {
+		# a single value: PL/pgSQL, whose plan is kept for the session (a
+		# SQL function with settings is not inlined, and its statement is
+		# parsed and planned again in every transaction)
+		$w =~ s/\bLANGUAGE sql\b/LANGUAGE plpgsql/;
+		$call = "BEGIN RETURN sog.${name}_entry(sog.caller_key()$args); END";
 	}
 	$w =~ s/;\s*$/\n\tAS \$\$$call\$\$;\n/
 		or do { fail("\@entry $sig: its statement does not end with ;"); return undef };

@@ -282,7 +282,6 @@ CREATE FUNCTION sog.receipt_store_dense(checkpoint_id bigint, first numeric, n i
 										created_at timestamptz DEFAULT NULL)
 	RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN
@@ -314,7 +313,6 @@ CREATE FUNCTION sog.receipt_store(checkpoint_id bigint, positions sog.position[]
 								  created_at timestamptz DEFAULT NULL)
 	RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 SET bytea_output = 'hex'
 AS $$
 DECLARE
@@ -375,7 +373,6 @@ REVOKE ALL ON FUNCTION sog.receipt_store(bigint, sog.position[], bytea[], timest
 CREATE FUNCTION sog.receipt_lookup_many(checkpoint_id bigint, positions sog.position[])
 	RETURNS bytea[]
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	lb int := coalesce(array_lower(positions, 1), 1);

@@ -36,7 +36,6 @@
 -- position (sog_position_cmp_nullable).
 CREATE FUNCTION sog.pos_cmp(a sog.position, b sog.position) RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
 	SELECT CASE
 		WHEN a IS NULL AND b IS NULL THEN 0
@@ -52,14 +51,12 @@ REVOKE ALL ON FUNCTION sog.pos_cmp(sog.position, sog.position) FROM PUBLIC;
 -- A position in a message: its text, or "(none)" (sog_pos_str).
 CREATE FUNCTION sog.pos_str(p sog.position) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT coalesce(p::text, '(none)') $$;
 REVOKE ALL ON FUNCTION sog.pos_str(sog.position) FROM PUBLIC;
 
 -- 22023 for a NULL argument that must not be (sog_require_arg).
 CREATE FUNCTION sog.require_arg(arg_is_null boolean, n integer, arg_name text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF arg_is_null THEN
@@ -96,7 +93,6 @@ REVOKE ALL ON FUNCTION sog.report_unknown_checkpoint(bigint, integer) FROM PUBLI
 -- transaction.
 CREATE FUNCTION sog.cp_lock(id bigint, kinds integer, claim boolean) RETURNS sog.checkpoint
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	cp sog.checkpoint;
@@ -189,14 +185,19 @@ REVOKE ALL ON FUNCTION sog.report_serialization_failure(bigint) FROM PUBLIC;
 -- The newest version of checkpoint id's row, locked FOR NO KEY UPDATE (its
 -- token left out); a row of NULLs if there is none.
 CREATE FUNCTION sog.cp_lock_row(id bigint) RETURNS sog.checkpoint
-LANGUAGE sql VOLATILE
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql VOLATILE
 AS $$
+DECLARE
+	cp sog.checkpoint;
+BEGIN
 	SELECT c.id, c.consumer, c.stream, c."partition", c.criticality, c.provider, c.query_scope,
 		   c.source_identity, c.generation, c.owner, NULL, c.source_cursor, c.read_base,
 		   c.read_hash, c.read_count, c.applied_position, c.prune_horizon, c.receipts_through,
 		   c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor
-	  FROM sog.checkpoint c WHERE c.id = cp_lock_row.id FOR NO KEY UPDATE
+	  INTO cp
+	  FROM sog.checkpoint c WHERE c.id = cp_lock_row.id FOR NO KEY UPDATE;
+	RETURN cp;
+END
 $$;
 REVOKE ALL ON FUNCTION sog.cp_lock_row(bigint) FROM PUBLIC;
 
@@ -399,9 +400,8 @@ REVOKE ALL ON FUNCTION sog.report_lock_timeout(bigint, boolean, integer) FROM PU
 
 -- The provider token of checkpoint id as this transaction sees it.
 CREATE FUNCTION sog.cp_token(id bigint) RETURNS text
-LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT c.provider_token FROM sog.checkpoint c WHERE c.id = cp_token.id $$;
+LANGUAGE plpgsql STABLE
+AS $$ BEGIN RETURN (SELECT c.provider_token FROM sog.checkpoint c WHERE c.id = cp_token.id); END $$;
 REVOKE ALL ON FUNCTION sog.cp_token(bigint) FROM PUBLIC;
 
 -- Write back the columns of cp that differ from orig (the version read or
@@ -413,7 +413,6 @@ CREATE FUNCTION sog.cp_write(cp sog.checkpoint, orig sog.checkpoint, claimed boo
 							 boundary_recorded boolean, token_changed boolean, token text)
 	RETURNS sog.checkpoint
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	c_gen boolean := cp.generation IS DISTINCT FROM orig.generation;
@@ -469,7 +468,6 @@ REVOKE ALL ON FUNCTION sog.cp_write(sog.checkpoint, sog.checkpoint, boolean, boo
 -- SG001 unless generation is the checkpoint's current one.
 CREATE FUNCTION sog.check_generation(cp sog.checkpoint, generation bigint, action text) RETURNS void
 LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF generation < cp.generation THEN
@@ -539,31 +537,26 @@ REVOKE ALL ON FUNCTION sog.report_gap_pending(sog.checkpoint, sog.position) FROM
 -- The read boundary (boundary.c): open, entered, its base, as text.
 CREATE FUNCTION sog.boundary_open(cp sog.checkpoint) RETURNS boolean
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT sog.pos_cmp(cp.source_cursor, cp.applied_position) > 0 $$;
 REVOKE ALL ON FUNCTION sog.boundary_open(sog.checkpoint) FROM PUBLIC;
 
 CREATE FUNCTION sog.boundary_entered(cp sog.checkpoint) RETURNS boolean
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT sog.boundary_open(cp) AND sog.pos_cmp(cp.read_base, cp.applied_position) < 0 $$;
 REVOKE ALL ON FUNCTION sog.boundary_entered(sog.checkpoint) FROM PUBLIC;
 
 CREATE FUNCTION sog.boundary_base(cp sog.checkpoint) RETURNS sog.position
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT CASE WHEN sog.boundary_entered(cp) THEN cp.read_base ELSE cp.applied_position END $$;
 REVOKE ALL ON FUNCTION sog.boundary_base(sog.checkpoint) FROM PUBLIC;
 
 CREATE FUNCTION sog.boundary_checkable(cp sog.checkpoint) RETURNS boolean
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT (cp.read_hash IS NOT NULL OR cp.read_count IS NOT NULL) AND sog.boundary_open(cp) $$;
 REVOKE ALL ON FUNCTION sog.boundary_checkable(sog.checkpoint) FROM PUBLIC;
 
 CREATE FUNCTION sog.boundary_str(cp sog.checkpoint) RETURNS text
 LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, pg_temp
 AS $$ SELECT format('(%s, %s]', coalesce(cp.read_base::text, 'start'), sog.pos_str(cp.source_cursor)) $$;
 REVOKE ALL ON FUNCTION sog.boundary_str(sog.checkpoint) FROM PUBLIC;
 
