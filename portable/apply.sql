@@ -39,7 +39,7 @@ CREATE FUNCTION sog.check_buffer_hash(what text, hash text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
-	IF hash IS NULL OR (octet_length(hash) = 64 AND hash ~ '^[0-9a-fA-F]*$') THEN
+	IF hash IS NULL OR (octet_length(hash) = 64 AND ltrim(hash, '0123456789abcdefABCDEF') = '') THEN
 		RETURN;
 	END IF;
 	RAISE EXCEPTION '% is not a buffer hash', what
@@ -520,7 +520,10 @@ BEGIN
 		PERFORM sog.require_arg(first_position IS NULL, 3, 'first_position');
 		PERFORM sog.require_arg(payload_digests IS NULL, 4, 'payload_digests');
 	END IF;
-	first_pos := sog.position(first_position);		-- 22023 if negative
+	IF first_position < 0 THEN
+		first_pos := sog.position(first_position);	-- 22023
+	END IF;
+	first_pos := first_position::text;
 	len := octet_length(payload_digests);
 	IF len = 0 OR len % 32 <> 0 THEN
 		RAISE EXCEPTION 'payload digests must be whole 32-byte digests'
