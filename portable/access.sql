@@ -47,21 +47,24 @@ GRANT SELECT, INSERT (role) ON TABLE sog.caller_key TO PUBLIC;
 INSERT INTO sog.caller_key (role) VALUES (CURRENT_USER);
 
 -- The calling role's key (current_user's), made on its first call in a
--- read-write transaction; NULL in a read-only one that finds none.
+-- read-write transaction; NULL in a read-only one that finds none.  Every
+-- call of a stateful function runs it, so it carries no SET search_path
+-- (switching the setting costs more than the look-up): every type,
+-- operator and function in it is schema-qualified, and it runs with the
+-- rights of its caller, whose key it reads.
 CREATE FUNCTION sog.caller_key() RETURNS uuid
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	k uuid;
+	k pg_catalog.uuid;
 BEGIN
-	SELECT c.key INTO k FROM sog.caller_key c WHERE c.role = CURRENT_USER;
-	IF k IS NULL AND NOT current_setting('transaction_read_only')::boolean THEN
+	SELECT c.key INTO k FROM sog.caller_key c WHERE c.role OPERATOR(pg_catalog.=) CURRENT_USER;
+	IF k IS NULL AND NOT pg_catalog.current_setting('transaction_read_only')::pg_catalog.bool THEN
 		INSERT INTO sog.caller_key (role) VALUES (CURRENT_USER)
 			ON CONFLICT (role) DO NOTHING
 			RETURNING caller_key.key INTO k;
 		IF k IS NULL THEN		-- another session made it first
-			SELECT c.key INTO k FROM sog.caller_key c WHERE c.role = CURRENT_USER;
+			SELECT c.key INTO k FROM sog.caller_key c WHERE c.role OPERATOR(pg_catalog.=) CURRENT_USER;
 		END IF;
 	END IF;
 	RETURN k;
@@ -129,8 +132,12 @@ LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
 	outer_caller text := coalesce(current_setting('sog.caller', true), '');
-	who name := sog.key_role(caller_key, fn);
+	who name;
 BEGIN
+	SELECT c.role INTO who FROM sog.caller_key c WHERE c.key = enter.caller_key;
+	IF who IS NULL THEN
+		who := sog.key_role(caller_key, fn);		-- raises: no key, or no role's
+	END IF;
 	IF outer_caller <> '' AND who = CURRENT_USER THEN
 		RETURN outer_caller;
 	END IF;
@@ -314,7 +321,7 @@ BEGIN
 	IF sog.access_privileged(who) THEN
 		RETURN;
 	END IF;
-	SELECT * INTO g FROM sog.grants_of(who);
+	g := sog.grants_of(who);
 	IF sog.grants_allow(g, consumer, kinds) THEN
 		RETURN;
 	END IF;
@@ -353,7 +360,7 @@ BEGIN
 	IF sog.access_privileged(who) THEN
 		RETURN;
 	END IF;
-	SELECT * INTO g FROM sog.grants_of(who);
+	g := sog.grants_of(who);
 	IF ((kinds & 2) <> 0 AND g.operator) OR ((kinds & 1) <> 0 AND g.all_consumers) THEN
 		RETURN;
 	END IF;

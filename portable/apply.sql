@@ -614,7 +614,7 @@ BEGIN
 	IF buffered_count IS NOT NULL THEN
 		PERFORM sog.check_buffered_count(buffered_count, source_cursor, cp.applied_position);
 	END IF;
-	SELECT * INTO b FROM sog.boundary_note(cp, source_cursor, buffer_hash, buffered_count);
+	b := sog.boundary_note(cp, source_cursor, buffer_hash, buffered_count);
 	IF b.changed THEN
 		PERFORM sog.cp_write(b.cp_out, cp, false, b.recorded, false, NULL);
 	END IF;
@@ -635,10 +635,14 @@ DECLARE
 	cp sog.checkpoint;
 	token text;
 BEGIN
-	PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
-	PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+	IF checkpoint_id IS NULL OR generation IS NULL THEN
+		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+	END IF;
 	cp := sog.cp_lock(checkpoint_id, 1, false);
-	PERFORM sog.check_generation(cp, generation, 'commit_page');
+	IF generation <> cp.generation THEN
+		PERFORM sog.check_generation(cp, generation, 'commit_page');
+	END IF;
 	token := sog.cp_token(cp.id);
 	IF expected_token IS DISTINCT FROM token THEN
 		RAISE EXCEPTION 'provider token of checkpoint % is not the expected one', cp.id

@@ -282,7 +282,7 @@ AS $$
 DECLARE
 	a record;
 BEGIN
-	SELECT * INTO a FROM sog.boundary_applied(cp, stored, extra_pos, extra_dig);
+	a := sog.boundary_applied(cp, stored, extra_pos, extra_dig);
 	IF a.ok THEN
 		RETURN;
 	END IF;
