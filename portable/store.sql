@@ -340,16 +340,25 @@ BEGIN
 				running := false;
 			END;
 			IF running THEN
-				-- in progress, and no lock on it: a subtransaction of a prepared
-				-- transaction (PREPARE releases those locks), whose top-level
-				-- xid precedes it: named when only one prepared transaction's does
-				SELECT min(p.gid), min(p.owner::text), min(p.prepared::text), count(*) = 1
-				  INTO gid, gid_owner, prepared, known
-				  FROM pg_prepared_xacts p
-				 WHERE ((holder::text::bigint - p.transaction::text::bigint) % 4294967296 + 4294967296)
-					   % 4294967296 < 2147483648;
+				-- in progress, and no lock on it: a released subtransaction
+				-- (its lock went to its parent at RELEASE SAVEPOINT) or one of
+				-- a prepared transaction (PREPARE releases those locks).  Its
+				-- top-level transaction was given its xid first and still
+				-- runs, so it is among the transactions whose xid lock
+				-- precedes the holder's xid (pg_locks: every running or
+				-- prepared transaction locks its own xid, visible to all):
+				-- named when they are all one transaction's (holder.c reads
+				-- pg_subtrans instead, which SQL cannot)
+				SELECT min(l.pid), min(l.virtualtransaction), count(DISTINCT l.virtualtransaction) = 1
+				  INTO holder_pid, vxid, known
+				  FROM pg_locks l
+				 WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+				   AND l.pid IS DISTINCT FROM pg_backend_pid()
+				   AND ((holder::text::bigint - l.transactionid::text::bigint) % 4294967296 + 4294967296)
+					   % 4294967296 BETWEEN 1 AND 2147483647;
 				IF NOT known THEN
-					gid := NULL;
+					holder_pid := NULL;
+					vxid := NULL;
 				END IF;
 			END IF;
 		END IF;
