@@ -4,14 +4,37 @@
 -- result, volatility, strictness, parallel safety, security and comment;
 -- each type, aggregate and operator with its comment; each table with its
 -- options and comment, its columns (type, collation, NOT NULL, default,
--- identity, storage, comment), constraints, indexes and triggers.  Run
--- with psql -At.
+-- identity, storage, comment), constraints, indexes and triggers; the
+-- grants of each function, table and the schema (the owner, a different
+-- role in each edition, named "owner"; no ACL is the object kind's
+-- default).  Run with psql -At; -v bodies=1 adds each function's language
+-- and the md5 of its body (for an upgrade compared with a fresh install of
+-- the same edition).
+\if :{?bodies}
+\else
+\set bodies 0
+\endif
+-- An ACL as "grantee:privilege" sorted, the object's owner as "owner",
+-- PUBLIC as "PUBLIC"; the grantors left out.
+CREATE FUNCTION pg_temp.grants(acl aclitem[], owner oid) RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT coalesce(string_agg(g, ',' ORDER BY g), '')
+	  FROM (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' WHEN a.grantee = owner THEN 'owner'
+						ELSE a.grantee::regrole::text END || ':' || a.privilege_type
+				   || CASE WHEN a.is_grantable THEN '*' ELSE '' END AS g
+			  FROM aclexplode(acl) a) x
+$$;
+
 SELECT 'function ' || p.oid::regprocedure::text
 	   || ' names=' || coalesce(array_to_string(p.proargnames, ','), '')
 	   || ' returns=' || CASE WHEN p.proretset THEN 'setof ' ELSE '' END || p.prorettype::regtype::text
 	   || ' ' || p.provolatile::text || CASE WHEN p.proisstrict THEN ' strict' ELSE '' END
 	   || ' parallel=' || p.proparallel::text || CASE WHEN p.prosecdef THEN ' definer' ELSE '' END
 	   || ' kind=' || p.prokind::text || ' rows=' || p.prorows
+	   || ' grants=' || pg_temp.grants(coalesce(p.proacl, acldefault('f', p.proowner)), p.proowner)
+	   || CASE WHEN :bodies = 1 THEN ' language=' || (SELECT lanname FROM pg_language WHERE oid = p.prolang)
+						|| ' config=' || coalesce(array_to_string(p.proconfig, ','), '')
+						|| ' body=' || md5(coalesce(p.prosrc, '') || '|' || coalesce(p.probin, '')) ELSE '' END
 	   || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '')
   FROM pg_proc p
  WHERE p.pronamespace = 'sog'::regnamespace
@@ -28,6 +51,7 @@ UNION ALL
 SELECT 'table ' || c.oid::regclass::text || ' kind=' || c.relkind::text
 	   || ' options=' || coalesce(array_to_string(c.reloptions, ','), '')
 	   || ' rls=' || c.relrowsecurity
+	   || ' grants=' || pg_temp.grants(coalesce(c.relacl, acldefault('r', c.relowner)), c.relowner)
 	   || ' comment=' || coalesce(obj_description(c.oid, 'pg_class'), '')
   FROM pg_class c
  WHERE c.relnamespace = 'sog'::regnamespace AND c.relkind IN ('r', 'v', 'm', 'p')
@@ -61,4 +85,14 @@ SELECT 'trigger ' || tgrelid::regclass::text || '.' || quote_ident(tgname) || ' 
 	   || ' enabled=' || tgenabled::text
   FROM pg_trigger
  WHERE NOT tgisinternal AND tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'sog'::regnamespace)
+UNION ALL
+SELECT 'schema sog grants=' || pg_temp.grants(coalesce(n.nspacl, acldefault('n', n.nspowner)), n.nspowner)
+	   || ' comment=' || coalesce(obj_description(n.oid, 'pg_namespace'), '')
+  FROM pg_namespace n WHERE n.nspname = 'sog'
+UNION ALL
+SELECT 'policy ' || p.polrelid::regclass::text || '.' || quote_ident(p.polname)
+	   || ' def=' || p.polcmd::text || ' ' || coalesce(pg_get_expr(p.polqual, p.polrelid), '')
+	   || ' check=' || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '')
+  FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+ WHERE c.relnamespace = 'sog'::regnamespace
 ORDER BY 1;

@@ -2,10 +2,8 @@
 #
 # test/portable/run.sh: the portable edition (docs/portable.md) installed
 # the way a managed service's user installs it, and compared with the C
-# edition.  Today it covers the part of the surface ported so far: the 1.0
-# script up to sog.register (positions, hashes, halt evaluation, the tables
-# of checkpoints, receipts, gaps and manifests with their guard trigger),
-# which portable/build.pl builds as the extension sog_part:
+# edition (make test's suite portable; regress.sh and seq_run.sh run the
+# C edition's tests and random call sequences against it):
 #
 #   1. pg_tle 1.5.3 from ../shared/vendor (test/portable/vendor path below),
 #      built against this machine's PostgreSQL into build/pg_tle/<major>/
@@ -13,10 +11,11 @@
 #   2. a private copy of PostgreSQL with pg_tle and without the C edition
 #      (pg_tle refuses an extension name a file-based extension has), a
 #      throwaway cluster with shared_preload_libraries = pg_tle;
-#   3. as a role that is not a superuser and holds pgtle_admin:
-#      pgtle.install_extension, then CREATE EXTENSION; as a role with CREATE
-#      on its database only: psql -f <part>-install.sql, twice (the second
-#      run finds it installed);
+#   3. the whole edition built by portable/build.pl; as a role that is not
+#      a superuser and holds pgtle_admin: pg_tle.sql
+#      (pgtle.install_extension), then CREATE EXTENSION; as a role with
+#      CREATE on its database only: psql -f install.sql, twice (the second
+#      run finds it installed), and the plain script's refusals;
 #   4. the contract's vectors (test/contract-v1.json) against both installs;
 #   5. the differential: test/portable/pure_diff.sql over the inputs of
 #      test/portable/gen_inputs.pl, against the C edition (installed on the
@@ -26,9 +25,14 @@
 #      (test/portable/receipt_runs.sql) against sog.receipt_rows, and read
 #      back;
 #   6. the catalog (test/portable/catalog.sql): every function, type,
-#      operator, table, column, constraint, index and trigger of the part
-#      that the C edition installed at 1.0 has too, described the same; the
-#      C functions portable/ omits absent.
+#      operator, table, column, constraint, index, trigger and grant of the
+#      C edition at its default version, described the same in both
+#      installs; the C functions portable/ omits (@omit) absent, nothing of
+#      the C edition missing;
+#   7. an upgrade in place (test/portable/upgrade.sh): a next version made
+#      from this tree, installed over this one by its plain script and by
+#      ALTER EXTENSION UPDATE through pg_tle's update path, must equal a
+#      fresh install of it, function bodies included, with its rows kept.
 #
 #   test/portable/run.sh [--major N]
 #
@@ -61,7 +65,6 @@ finish() {
 }
 
 ext=stream_offset_guard
-part=sog_part
 tarball=${PG_TLE_TARBALL:-$srcdir/../shared/vendor/pg_tle/pg_tle-1.5.3.tar.gz}
 sysbin=/usr/lib/postgresql/$major/bin
 
@@ -89,12 +92,12 @@ source "$here/lib.sh"
 
 portable_tle
 
-# --- 2. the part, built from the tree --------------------------------------------------
+# --- 2. the whole edition, built from the tree -------------------------------------------
 
-say "build ($part: the 1.0 script up to sog.register)"
+say "build (portable/build.pl)"
 out_dir=$tmp/portable
 perl "$srcdir/portable/build.pl" --self-test || fail "portable/build.pl --self-test"
-if ! perl "$srcdir/portable/build.pl" --out "$out_dir" --until '^CREATE FUNCTION sog\.register\(' --name "$part"; then
+if ! perl "$srcdir/portable/build.pl" --out "$out_dir"; then
 	fail "portable/build.pl"
 	finish
 fi
@@ -119,17 +122,17 @@ GRANT pgtle_admin TO sog_tle_admin;
 EOF
 
 say "pg_tle: install_extension and CREATE EXTENSION as sog_tle_admin (pgtle_admin, not a superuser)"
-if psql_t -U sog_tle_admin -d tle -f "$out_dir/$part-pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
-	psql_t -U sog_tle_admin -d tle -c "CREATE EXTENSION $part" >>"$tmp/tle-install.log" 2>&1; then
-	psql_t -U sog_tle_admin -d tle -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$part'"
+if psql_t -U sog_tle_admin -d tle -f "$out_dir/pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
+	psql_t -U sog_tle_admin -d tle -c "CREATE EXTENSION $ext" >>"$tmp/tle-install.log" 2>&1; then
+	psql_t -U sog_tle_admin -d tle -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$ext'"
 else
 	cat "$tmp/tle-install.log"
 	fail "install through pg_tle as a pgtle_admin role"
 fi
 
 say "plain script: psql -f as sog_plain_owner (CREATE on the database only), twice"
-if psql_t -U sog_plain_owner -d plain -f "$out_dir/$part-install.sql" >"$tmp/plain-install.log" 2>&1 &&
-	psql_t -U sog_plain_owner -d plain -f "$out_dir/$part-install.sql" >>"$tmp/plain-install.log" 2>&1; then
+if psql_t -U sog_plain_owner -d plain -f "$out_dir/install.sql" >"$tmp/plain-install.log" 2>&1 &&
+	psql_t -U sog_plain_owner -d plain -f "$out_dir/install.sql" >>"$tmp/plain-install.log" 2>&1; then
 	grep -h "already installed" "$tmp/plain-install.log" || fail "the second run of the plain script did not find it installed"
 	psql_t -U sog_plain_owner -d plain -At -c "SELECT 'installed portable ' || version || ', schema owner ' || (SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog') FROM sog.portable_version"
 else
@@ -142,7 +145,7 @@ psql_t -U postgres -d postgres -c "CREATE DATABASE bare" -c "GRANT CREATE ON DAT
 psql_t -U sog_plain_owner -d bare -c "CREATE SCHEMA sog" >/dev/null
 refused() {		# refused DB ROLE PATTERN WHAT
 	local out
-	if out=$(psql_t -U "$2" -d "$1" -f "$out_dir/$part-install.sql" 2>&1); then
+	if out=$(psql_t -U "$2" -d "$1" -f "$out_dir/install.sql" 2>&1); then
 		fail "the plain script ran where it must refuse: $4"
 	elif printf '%s\n' "$out" | grep -q "$3"; then
 		echo "refused ($4): $(printf '%s\n' "$out" | grep -m1 "$3" | sed 's/^psql:[^ ]* //')"
@@ -217,43 +220,54 @@ done
 
 # --- 6. the catalog: the same surface ------------------------------------------------------
 
-say "catalog: every object of the part described as the C edition describes it"
-# The part is a prefix of the replay of the 1.0 script: what it holds is
-# compared with the C edition installed at 1.0 (the later scripts change
-# some of those objects; the whole edition will be compared at 1.2).
-as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d postgres -c "CREATE DATABASE c10" >/dev/null &&
-	as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d c10 -c "CREATE EXTENSION $ext VERSION '1.0'" >/dev/null ||
-	fail "the C edition at 1.0"
-as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d c10 -f "$here/catalog.sql" >"$tmp/c.cat" 2>&1 ||
+say "catalog: every object of the C edition described the same in the portable edition"
+as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d postgres -c "CREATE DATABASE cdefault" >/dev/null &&
+	as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d cdefault -c "CREATE EXTENSION $ext" >/dev/null ||
+	fail "the C edition at its default version"
+as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d cdefault -f "$here/catalog.sql" >"$tmp/c.cat" 2>&1 ||
 	fail "catalog.sql on the C edition"
+# the signatures portable/*.sql omits (@omit), flattened as catalog lines are
+grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit /function /; s/[ "]//g' | sort >"$tmp/omitted"
+[ -s "$tmp/omitted" ] || fail "no @omit line found in portable/*.sql (the omission checks would see nothing)"
+# key: the object's identity (what comes before its first attribute)
+key() { sed -E 's/ (names|comment|function|kind|type|def|grants)=.*//' "$1"; }
 for db in tle plain; do
 	psql_t -At -U postgres -d "$db" -f "$here/catalog.sql" >"$tmp/$db.cat" 2>&1 || { fail "catalog.sql ($db)"; continue; }
-	# key: the object's identity (what comes before its first attribute)
-	key() { sed -E 's/ (names|comment|function|kind|type|def)=.*//' "$1"; }
 	paste -d'\t' <(key "$tmp/c.cat") "$tmp/c.cat" | sort -t$'\t' -k1,1 >"$tmp/c.keyed"
 	paste -d'\t' <(key "$tmp/$db.cat") "$tmp/$db.cat" | sort -t$'\t' -k1,1 >"$tmp/$db.keyed"
 	shared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print "  C:        " $2; print "  portable: " $3 }')
 	nshared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | wc -l)
-	only=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1)
 	if [ -n "$shared" ]; then
-		printf '%s\n' "$shared" | cut -c1-300 | head -40
+		printf '%s\n' "$shared" | cut -c1-400 | head -40
 		fail "the portable edition ($db) describes $(printf '%s\n' "$shared" | grep -c '^  C:') object(s) differently"
 	fi
-	# what only the portable edition has: its helpers, none of which the C
-	# edition has under another signature of the same name unless listed
-	echo "$db: $nshared objects described as in the C edition; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^(function|type|operator) //; s/\(.*//' | sort -u | tr '\n' ' '))"
-	# the C functions the part omits (portable/*.sql's @omit lines) must be
-	# absent (the probe must see one that is there)
-	# (into a file first: grep -q ends early, and with pipefail a writer's
-	# SIGPIPE would fail the pipeline)
-	tr -d ' "' <"$tmp/$db.cat" >"$tmp/$db.flat"
-	grep -qF 'functionsog.position_lt(sog.position,sog.position)' "$tmp/$db.flat" ||
-		fail "$db: the omission probe does not see sog.position_lt"
-	for sig in $(grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit //; s/ //g'); do
-		if grep -qF "function$sig" "$tmp/$db.flat"; then
-			fail "$db: $sig is omitted by portable/, yet installed"
-		fi
-	done
+	# what the C edition has and the portable one lacks: the omitted
+	# functions only (compared without spaces and quotes)
+	join -t$'\t' -v1 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1 | tr -d ' "' | sort >"$tmp/$db.c_only"
+	if ! cmp -s "$tmp/$db.c_only" "$tmp/omitted"; then
+		diff "$tmp/omitted" "$tmp/$db.c_only" | grep '^[<>]' | sed 's/^</  omitted, yet installed:/; s/^>/  missing from the portable edition:/' | head -20
+		fail "$db: the C edition's objects missing from the portable edition are not exactly the omitted ones"
+	fi
+	only=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1)
+	# what only the portable edition has: functions (its helpers and entries)
+	# and its own tables; none of them executable or readable by PUBLIC
+	# unless the C edition's surface is (a helper PUBLIC may call is listed)
+	public=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f2 |
+		grep -E 'grants=([^ ]*,)?PUBLIC:' | sed -E 's/ names=.*| kind=.*//' |
+		grep -vxF -f "$here/public_helpers.txt" || true)
+	if [ -n "$public" ]; then
+		printf '%s\n' "$public" | sed 's/^/  /' | head -20
+		fail "$db: portable-only objects open to PUBLIC that test/portable/public_helpers.txt does not list"
+	fi
+	# and a SECURITY DEFINER one open to PUBLIC is an entry (its first step
+	# checks the caller's key), nothing else
+	definer=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f2 |
+		grep -E ' definer .*grants=([^ ]*,)?PUBLIC:' | grep -vE '^function sog\.[a-z_0-9]+_entry\(uuid' || true)
+	if [ -n "$definer" ]; then
+		printf '%s\n' "$definer" | cut -c1-200 | sed 's/^/  /' | head -20
+		fail "$db: a SECURITY DEFINER function of the portable edition open to PUBLIC is not an entry"
+	fi
+	echo "$db: $nshared objects described as in the C edition, grants included; $(wc -l <"$tmp/omitted") omitted, as listed; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^[a-z]+ //; s/\(.*//' | sort -u | head -c 300 | tr '\n' ' ')...)"
 done
 
-finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog's description of the part"
+finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog with its grants"
