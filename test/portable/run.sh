@@ -270,4 +270,8 @@ for db in tle plain; do
 	echo "$db: $nshared objects described as in the C edition, grants included; $(wc -l <"$tmp/omitted") omitted, as listed; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^[a-z]+ //; s/\(.*//' | sort -u | head -c 300 | tr '\n' ' ')...)"
 done
 
-finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog with its grants"
+# --- 7. an update in place -------------------------------------------------------------------
+
+source "$here/upgrade.sh"
+
+finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog with its grants, an update in place by each install equal to a fresh install"
