@@ -34,20 +34,27 @@
 #      ALTER EXTENSION UPDATE through pg_tle's update path, must equal a
 #      fresh install of it, function bodies included, with its rows kept.
 #
-#   test/portable/run.sh [--major N]
+#   test/portable/run.sh [--major N] [--bless]
+#
+# --bless writes what the portable edition installs beyond the C edition
+# (its own objects, described) to test/portable/portable_only.txt, after a
+# change to portable/ that adds or changes them: review its diff.
 #
 # Prints "portable: passed (...)" or the failures; exit status 1 on any.
 
 set -uo pipefail
+export LC_ALL=C		# sort, join and comm agree on one order
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 source "$srcdir/test/lib.sh"
 
 major=15
+bless=0
 while [ $# -gt 0 ]; do
 	case $1 in
 		--major) major=$2; shift 2 ;;
-		*) echo "usage: $0 [--major N]" >&2; exit 2 ;;
+		--bless) bless=1; shift ;;
+		*) echo "usage: $0 [--major N] [--bless]" >&2; exit 2 ;;
 	esac
 done
 
@@ -156,9 +163,12 @@ refused() {		# refused DB ROLE PATTERN WHAT
 }
 refused tle sog_tle_admin "installed as an extension" "the extension is installed in the database"
 refused bare sog_plain_owner 'schema "sog" exists but holds no portable edition' "a schema sog of something else"
+installed_version=$(psql_t -At -U sog_plain_owner -d plain -c "SELECT version FROM sog.portable_version")
 psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = '0.9'" >/dev/null
 refused plain sog_plain_owner "cannot upgrade the portable edition installed here" "a version it has no path from"
-psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = (SELECT version FROM sog.portable_version)" >/dev/null
+psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = '$installed_version'" >/dev/null
+again=$(psql_t -U sog_plain_owner -d plain -f "$out_dir/install.sql" 2>&1)
+grep -q "is already installed" <<<"$again" || fail "the plain script does not find its version installed again after the refusal"
 
 # --- 4. the contract's vectors ----------------------------------------------------------------
 
@@ -230,45 +240,109 @@ as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d cdefault -f "$here/cat
 grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit /function /; s/[ "]//g' | sort >"$tmp/omitted"
 [ -s "$tmp/omitted" ] || fail "no @omit line found in portable/*.sql (the omission checks would see nothing)"
 # key: the object's identity (what comes before its first attribute)
-key() { sed -E 's/ (names|comment|function|kind|type|def|grants)=.*//' "$1"; }
-for db in tle plain; do
-	psql_t -At -U postgres -d "$db" -f "$here/catalog.sql" >"$tmp/$db.cat" 2>&1 || { fail "catalog.sql ($db)"; continue; }
+key() { sed -E 's/ (args|comment|function|kind|type|def|grants)=.*//' "$1"; }
+# the C edition's lines the portable edition may describe otherwise, each
+# with the portable line it must then be (catalog_differences.txt)
+grep -v '^#' "$here/catalog_differences.txt" | grep . | sort >"$tmp/differences"
+# compare_catalog DB: the checks below for the install in DB; each problem
+# through $on_fail (fail, or the mutants' recorder)
+on_fail=fail
+compare_catalog() {
+	local db=$1 unexpected public definer unpinned
+	psql_t -At -U postgres -d "$db" -f "$here/catalog.sql" >"$tmp/$db.cat" 2>&1 || { $on_fail "catalog.sql ($db)"; return; }
 	paste -d'\t' <(key "$tmp/c.cat") "$tmp/c.cat" | sort -t$'\t' -k1,1 >"$tmp/c.keyed"
 	paste -d'\t' <(key "$tmp/$db.cat") "$tmp/$db.cat" | sort -t$'\t' -k1,1 >"$tmp/$db.keyed"
-	shared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print "  C:        " $2; print "  portable: " $3 }')
+	join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print $3 }' | sort >"$tmp/$db.differs"
 	nshared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | wc -l)
-	if [ -n "$shared" ]; then
-		printf '%s\n' "$shared" | cut -c1-400 | head -40
-		fail "the portable edition ($db) describes $(printf '%s\n' "$shared" | grep -c '^  C:') object(s) differently"
+	unexpected=$(comm -23 "$tmp/$db.differs" "$tmp/differences")
+	if [ -n "$unexpected" ]; then
+		join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print "  C:        " $2; print "  portable: " $3 }' |
+			grep -F -A0 -B1 -f <(printf '%s\n' "$unexpected" | sed 's/^/  portable: /') | grep -v '^--$' | cut -c1-400 | head -40
+		$on_fail "the portable edition ($db) describes $(printf '%s\n' "$unexpected" | grep -c .) object(s) otherwise than the C edition (and catalog_differences.txt)"
 	fi
 	# what the C edition has and the portable one lacks: the omitted
 	# functions only (compared without spaces and quotes)
 	join -t$'\t' -v1 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1 | tr -d ' "' | sort >"$tmp/$db.c_only"
 	if ! cmp -s "$tmp/$db.c_only" "$tmp/omitted"; then
 		diff "$tmp/omitted" "$tmp/$db.c_only" | grep '^[<>]' | sed 's/^</  omitted, yet installed:/; s/^>/  missing from the portable edition:/' | head -20
-		fail "$db: the C edition's objects missing from the portable edition are not exactly the omitted ones"
+		$on_fail "$db: the C edition's objects missing from the portable edition are not exactly the omitted ones"
 	fi
-	only=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1)
-	# what only the portable edition has: functions (its helpers and entries)
-	# and its own tables; none of them executable or readable by PUBLIC
-	# unless the C edition's surface is (a helper PUBLIC may call is listed)
-	public=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f2 |
-		grep -E 'grants=([^ ]*,)?PUBLIC:' | sed -E 's/ names=.*| kind=.*//' |
+	# what only the portable edition has, described whole (grants, row
+	# security, settings): exactly portable_only.txt (the plain script's
+	# install has its version table too)
+	join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f2 | sort >"$tmp/$db.only"
+	if [ "$db" = plain ] && [ "$bless" = 1 ]; then
+		{
+			echo "# test/portable/portable_only.txt: every object the portable edition installs"
+			echo "# beyond the C edition's, as test/portable/catalog.sql describes it (the plain"
+			echo "# script's install); run.sh fails on any difference.  Written by"
+			echo "# 'bash test/portable/run.sh --bless' after a change to portable/: review its diff."
+			cat "$tmp/$db.only"
+		} >"$here/portable_only.txt"
+		echo "portable: --bless: wrote test/portable/portable_only.txt ($(wc -l <"$tmp/$db.only") objects)"
+	fi
+	grep -v '^#' "$here/portable_only.txt" | sort >"$tmp/only.expected"
+	[ "$db" = tle ] && sed -i '/sog\.portable_version/d' "$tmp/only.expected"
+	if ! cmp -s "$tmp/only.expected" "$tmp/$db.only"; then
+		diff "$tmp/only.expected" "$tmp/$db.only" | grep '^[<>]' | sed 's/^</  expected:  /; s/^>/  installed: /' | cut -c1-300 | head -30
+		$on_fail "$db: the portable edition's own objects differ from test/portable/portable_only.txt (after an intended change: run.sh --bless, and review the diff)"
+	fi
+	# what PUBLIC may use of them: each listed with its reason
+	public=$(grep -E 'grants=([^ ]*,)?PUBLIC:' "$tmp/$db.only" | sed -E 's/ (args|kind)=.*//' |
 		grep -vxF -f "$here/public_helpers.txt" || true)
 	if [ -n "$public" ]; then
 		printf '%s\n' "$public" | sed 's/^/  /' | head -20
-		fail "$db: portable-only objects open to PUBLIC that test/portable/public_helpers.txt does not list"
+		$on_fail "$db: portable-only objects open to PUBLIC that test/portable/public_helpers.txt does not list"
 	fi
 	# and a SECURITY DEFINER one open to PUBLIC is an entry (its first step
-	# checks the caller's key), nothing else
-	definer=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f2 |
-		grep -E ' definer .*grants=([^ ]*,)?PUBLIC:' | grep -vE '^function sog\.[a-z_0-9]+_entry\(uuid' || true)
+	# checks the caller's key), nothing else; every SECURITY DEFINER
+	# function pins its search_path
+	definer=$(grep -E ' definer .*grants=([^ ]*,)?PUBLIC:' "$tmp/$db.only" | grep -vE '^function sog\.[a-z_0-9]+_entry\(uuid' || true)
 	if [ -n "$definer" ]; then
 		printf '%s\n' "$definer" | cut -c1-200 | sed 's/^/  /' | head -20
-		fail "$db: a SECURITY DEFINER function of the portable edition open to PUBLIC is not an entry"
+		$on_fail "$db: a SECURITY DEFINER function of the portable edition open to PUBLIC is not an entry"
 	fi
-	echo "$db: $nshared objects described as in the C edition, grants included; $(wc -l <"$tmp/omitted") omitted, as listed; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^[a-z]+ //; s/\(.*//' | sort -u | head -c 300 | tr '\n' ' ')...)"
+	unpinned=$(grep -E '^function .* definer ' "$tmp/$db.cat" | grep -vF ' config=search_path=pg_catalog, pg_temp ' || true)
+	if [ -n "$unpinned" ]; then
+		printf '%s\n' "$unpinned" | cut -c1-200 | sed 's/^/  /' | head -20
+		$on_fail "$db: a SECURITY DEFINER function without search_path = pg_catalog, pg_temp"
+	fi
+	echo "$db: $nshared objects described as in the C edition, grants included ($(grep -c . "$tmp/$db.differs") as catalog_differences.txt says); $(wc -l <"$tmp/omitted") omitted, as listed; $(wc -l <"$tmp/$db.only") of its own, as portable_only.txt says"
+}
+for db in tle plain; do
+	compare_catalog "$db"
 done
+
+# The checks can fail: an install changed the ways a review found the
+# earlier checks blind to must be refused, each change on its own.
+mutant_problems=()
+record() { mutant_problems+=("$*"); }
+psql_t -U postgres -d postgres -c "CREATE DATABASE mutant" -c "GRANT CREATE ON DATABASE mutant TO sog_plain_owner" >/dev/null &&
+	psql_t -U sog_plain_owner -d mutant -f "$out_dir/install.sql" >/dev/null 2>&1 || fail "the mutants' install"
+nmutants=0
+while IFS='|' read -r what change undo; do
+	nmutants=$((nmutants + 1))
+	psql_t -U postgres -d mutant -c "$change" >/dev/null </dev/null || { fail "mutant ($what): $change"; continue; }
+	mutant_problems=()
+	on_fail=record
+	compare_catalog mutant >/dev/null </dev/null
+	on_fail=fail
+	psql_t -U postgres -d mutant -c "$undo" >/dev/null </dev/null || fail "mutant ($what): $undo"
+	if [ ${#mutant_problems[@]} -eq 0 ]; then
+		fail "the catalog comparison does not see a mutant: $what"
+	fi
+done <<'MUTANTS'
+a policy opening sog.caller_key|CREATE POLICY open ON sog.caller_key FOR SELECT USING (true)|DROP POLICY open ON sog.caller_key
+row security off on sog.caller_key|ALTER TABLE sog.caller_key DISABLE ROW LEVEL SECURITY|ALTER TABLE sog.caller_key ENABLE ROW LEVEL SECURITY
+TRUNCATE on sog.caller_key for PUBLIC|GRANT TRUNCATE ON sog.caller_key TO PUBLIC|REVOKE TRUNCATE ON sog.caller_key FROM PUBLIC
+a column of sog.checkpoint readable by PUBLIC|GRANT SELECT (provider_token) ON sog.checkpoint TO PUBLIC|REVOKE SELECT (provider_token) ON sog.checkpoint FROM PUBLIC
+a SECURITY DEFINER entry without its search_path|ALTER FUNCTION sog.claim_entry(uuid, bigint, text, text) RESET search_path|ALTER FUNCTION sog.claim_entry(uuid, bigint, text, text) SET search_path = pg_catalog, pg_temp
+a column added to sog.checkpoint|ALTER TABLE sog.checkpoint ADD COLUMN mutant text|ALTER TABLE sog.checkpoint DROP COLUMN mutant
+the status view without its security barrier|ALTER VIEW sog.status RESET (security_barrier)|ALTER VIEW sog.status SET (security_barrier = true)
+a helper made SECURITY DEFINER|ALTER FUNCTION sog.cut(text) SECURITY DEFINER|ALTER FUNCTION sog.cut(text) SECURITY INVOKER
+MUTANTS
+compare_catalog mutant >/dev/null		# undone: as installed
+echo "mutants: $nmutants changes to an install, each seen by the comparison"
 
 # --- 7. an update in place -------------------------------------------------------------------
 
