@@ -441,7 +441,7 @@ my $plain = $head . <<"EOF";
 -- as a role that may create a schema in the database (no superuser).
 -- Installs $version_label, or updates in place an install of: $known_list.
 \\set ON_ERROR_STOP 1
-BEGIN;
+BEGIN ISOLATION LEVEL READ COMMITTED;
 SET LOCAL check_function_bodies = off;
 SET LOCAL client_min_messages = warning;
 SET LOCAL standard_conforming_strings = on;
@@ -460,8 +460,26 @@ SELECT version = '$version_label' AS sog_current, version IN ($known_sql) AS sog
 \\if :sog_current
 \\echo 'stream_offset_guard $version_label (portable) is already installed'
 \\elif :sog_known
+-- an update: as the owner of schema sog, so that what it creates is that
+-- role's too (its SECURITY DEFINER functions above all), one update at a time
+SELECT r.rolname AS sog_owner, pg_has_role(n.nspowner, 'MEMBER') AS sog_may_update
+  FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner WHERE n.nspname = 'sog' \\gset
+\\if :sog_may_update
+SET LOCAL ROLE :"sog_owner";
+\\else
+DO \$\$ BEGIN RAISE EXCEPTION 'only the owner of schema sog may update the portable edition'
+	USING ERRCODE = 'insufficient_privilege',
+		  DETAIL = format('Schema sog belongs to %s; this session runs as %s.',
+						  (SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog'), current_user),
+		  HINT = 'Run install.sql as the role that installed the portable edition (or a role that is a member of it).'; END \$\$;
+\\endif
 LOCK TABLE sog.portable_version;
-$plain_updates\\else
+SELECT version = '$version_label' AS sog_current FROM sog.portable_version \\gset
+\\if :sog_current
+\\echo 'stream_offset_guard $version_label (portable) is already installed'
+\\else
+$plain_updates\\endif
+\\else
 DO \$\$ BEGIN RAISE EXCEPTION 'this script cannot upgrade the portable edition installed here'
 	USING ERRCODE = 'object_not_in_prerequisite_state',
 		  DETAIL = format('Installed: %s; this script installs $version_label, or updates from: $known_list.', (SELECT version FROM sog.portable_version)),
@@ -506,8 +524,9 @@ my $tle = $head . <<"EOF";
 -- Install with: psql -v ON_ERROR_STOP=1 -d <database> -f pg_tle.sql, as a role
 -- granted pgtle_admin (no superuser); then CREATE EXTENSION $tle_name, or,
 -- where an earlier version is installed through pg_tle (updates from:
--- $known_list), ALTER EXTENSION $tle_name UPDATE.
+-- $known_list), ALTER EXTENSION $tle_name UPDATE.  One transaction.
 \\set ON_ERROR_STOP 1
+BEGIN;
 SELECT EXISTS (SELECT FROM pgtle.available_extensions() WHERE name = '$tle_name') AS sog_tle_known,
        EXISTS (SELECT FROM pgtle.available_extension_versions() WHERE name = '$tle_name' AND version = '$default') AS sog_tle_has
 \\gset
@@ -531,8 +550,12 @@ $body_ext
 $tag,
 	NULL, 'sog');
 \\endif
+-- the default version moves forward only (an older pg_tle.sql run again
+-- leaves a newer default as it is)
 ${tle_paths}SELECT pgtle.set_default_version('$tle_name', '$default')
- WHERE (SELECT default_version FROM pgtle.available_extensions() WHERE name = '$tle_name') <> '$default';
+ WHERE (SELECT string_to_array(default_version, '.')::int[] FROM pgtle.available_extensions() WHERE name = '$tle_name')
+	   < string_to_array('$default', '.')::int[];
+COMMIT;
 EOF
 
 if ($check) {

@@ -116,13 +116,30 @@ psql_t -U sog_plain_owner -d plain_fresh -f "$tmp/next-out/install.sql" >/dev/nu
 same_catalog plain_up plain_fresh "plain $cur -> $nv"
 psql_t -U sog_plain_owner -d plain_forgot -f "$tmp/next-forgot/install.sql" >/dev/null 2>&1 || fail "plain: the update without its @update file"
 psql_t -At -U postgres -d plain_forgot -v bodies=1 -f "$here/catalog.sql" >"$tmp/plain_forgot.bcat" 2>&1
-forgot=$(diff "$tmp/plain_forgot.bcat" "$tmp/plain_fresh.bcat" | grep '^[<>]' | sed -E 's/ names=.*//' | sort -u)
+forgot=$(diff "$tmp/plain_forgot.bcat" "$tmp/plain_fresh.bcat" | grep '^[<>]' | sed -E 's/ args=.*//' | sort -u)
 if [ "$forgot" = "$(printf '< function sog.cp_token(bigint)\n> function sog.cp_token(bigint)')" ]; then
 	echo "plain: without its @update file, the update leaves sog.cp_token's old body, and the comparison sees it"
 else
 	printf '%s\n' "$forgot" | head -10
 	fail "plain: without its @update file the comparison must see sog.cp_token's body alone"
 fi
+# an update by another role: refused unless it may act as the owner of
+# schema sog, whose objects the update's then are (a superuser's too)
+psql_t -U postgres -d postgres -c "CREATE ROLE sog_other LOGIN" >/dev/null || fail "role sog_other"
+up_db plain_other sog_plain_owner
+psql_t -U postgres -d postgres -c "GRANT CREATE ON DATABASE plain_other TO sog_other" >/dev/null
+psql_t -U sog_plain_owner -d plain_other -f "$out_dir/install.sql" >/dev/null 2>&1 || fail "plain_other: the plain script of $cur"
+refusal=$(psql_t -U sog_other -d plain_other -f "$tmp/next-out/install.sql" 2>&1)
+if grep -q "only the owner of schema sog may update the portable edition" <<<"$refusal" &&
+	[ "$(psql_t -At -U postgres -d plain_other -c "SELECT version FROM sog.portable_version")" = "$cur" ]; then
+	echo "plain: an update by a role that is not the owner is refused, and changes nothing"
+else
+	printf '%s\n' "$refusal" | tail -3
+	fail "plain: an update by a role that is not the owner of schema sog was not refused"
+fi
+psql_t -U postgres -d plain_other -f "$tmp/next-out/install.sql" >/dev/null 2>&1 || fail "plain: an update by a superuser"
+owners=$(psql_t -At -U postgres -d plain_other -c "SELECT string_agg(DISTINCT r::text, ',') FROM (SELECT relowner::regrole AS r FROM pg_class WHERE relnamespace = 'sog'::regnamespace UNION ALL SELECT proowner::regrole FROM pg_proc WHERE pronamespace = 'sog'::regnamespace) o")
+[ "$owners" = sog_plain_owner ] || fail "plain: after a superuser's update, sog's objects belong to $owners (sog_plain_owner expected)"
 
 # pg_tle
 up_db tle_up sog_tle_admin pg_tle
@@ -141,6 +158,10 @@ else
 fi
 again=$(psql_t -U sog_tle_admin -d tle_up -f "$tmp/next-out/pg_tle.sql" 2>&1)
 grep -q "$nv is already installed through pg_tle" <<<"$again" || fail "pg_tle: run again, the next pg_tle.sql does not find $nv installed"
+# the older pg_tle.sql run again leaves the default at the newer version
+psql_t -U sog_tle_admin -d tle_up -f "$out_dir/pg_tle.sql" >/dev/null 2>&1 || fail "pg_tle: the $cur pg_tle.sql run again"
+[ "$(psql_t -At -U postgres -d tle_up -c "SELECT default_version FROM pgtle.available_extensions() WHERE name = '$ext'")" = "$nv" ] ||
+	fail "pg_tle: the $cur pg_tle.sql run again moved the default version back"
 up_check tle_up "$tmp/tle_up.rows" "pg_tle $cur -> $nv (ALTER EXTENSION UPDATE)" sog_tle_admin
 psql_t -U sog_tle_admin -d tle_fresh -f "$tmp/next-out/pg_tle.sql" >/dev/null 2>&1 &&
 	psql_t -U sog_tle_admin -d tle_fresh -c "CREATE EXTENSION $ext" >/dev/null || fail "pg_tle: a fresh install of $nv"
