@@ -238,6 +238,20 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sog.lock_timeout_ms() FROM PUBLIC;
 
+-- The backend (NULL for a prepared transaction) and virtual transaction
+-- that hold transaction id x's own lock; NULLs if none does.
+CREATE FUNCTION sog.xid_lock_holder(x xid, OUT pid integer, OUT vxid text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT l.pid, l.virtualtransaction
+	  FROM pg_locks l
+	 WHERE l.locktype = 'transactionid' AND l.transactionid = x
+	   AND l.mode = 'ExclusiveLock' AND l.granted
+	 LIMIT 1
+$$;
+REVOKE ALL ON FUNCTION sog.xid_lock_holder(xid) FROM PUBLIC;
+
 -- Is the transaction with 32-bit id x in progress?  (Its 64-bit id: the
 -- one nearest to this snapshot's xmax; false for one too old to tell.)
 CREATE FUNCTION sog.xid_in_progress(x xid) RETURNS boolean
@@ -333,12 +347,8 @@ BEGIN
 		-- holder's: named when those are all one virtual transaction's and
 		-- the holder still runs after that read (else its parent may have
 		-- ended in between, leaving an unrelated transaction alone there).
-		SELECT l.pid, l.virtualtransaction INTO a_pid, a_vxid
-		  FROM pg_locks l
-		 WHERE l.locktype = 'transactionid' AND l.transactionid = locker
-		   AND l.mode = 'ExclusiveLock' AND l.granted
-		 LIMIT 1;
-		a_known := FOUND;
+		SELECT h.pid, h.vxid INTO a_pid, a_vxid FROM sog.xid_lock_holder(locker) h;
+		a_known := a_vxid IS NOT NULL;
 		IF NOT a_known AND sog.xid_in_progress(locker) THEN
 			SELECT min(l.pid), min(l.virtualtransaction), count(DISTINCT l.virtualtransaction) = 1
 			  INTO a_pid, a_vxid, a_known
@@ -359,12 +369,8 @@ BEGIN
 			updater := NULL;
 		END;
 		IF updater IS NOT NULL THEN
-			SELECT l.pid, l.virtualtransaction INTO b_pid, b_vxid
-			  FROM pg_locks l
-			 WHERE l.locktype = 'transactionid' AND l.transactionid = updater
-			   AND l.mode = 'ExclusiveLock' AND l.granted
-			 LIMIT 1;
-			b_known := FOUND;
+			SELECT h.pid, h.vxid INTO b_pid, b_vxid FROM sog.xid_lock_holder(updater) h;
+			b_known := b_vxid IS NOT NULL;
 		END IF;
 		IF a_known AND (NOT b_known OR a_vxid = b_vxid) THEN
 			known := true;

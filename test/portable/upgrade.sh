@@ -92,28 +92,53 @@ same_catalog() {	# same_catalog DB_UPDATED DB_FRESH WHAT
 	fi
 }
 
-# the plain script
-up_db plain_up sog_plain_owner
-up_db plain_fresh sog_plain_owner
+# Each way of installing: install (this version, a DB), update (to the
+# next, a DB), version (SQL: the version the DB is at), again (what the
+# next version's script says when run again), and the role that installs.
+plain_install() { psql_t -U sog_plain_owner -d "$1" -f "$2/install.sql" >/dev/null 2>&1; }
+plain_update() { psql_t -U sog_plain_owner -d "$1" -f "$tmp/next-out/install.sql"; }
+plain_version="SELECT version FROM sog.portable_version"
+plain_again="$nv (portable) is already installed"
+tle_install() {
+	psql_t -U sog_tle_admin -d "$1" -f "$2/pg_tle.sql" >/dev/null 2>&1 &&
+		psql_t -U sog_tle_admin -d "$1" -c "CREATE EXTENSION $ext" >/dev/null
+}
+tle_update() {
+	psql_t -U sog_tle_admin -d "$1" -f "$tmp/next-out/pg_tle.sql" &&
+		psql_t -U sog_tle_admin -d "$1" -c "ALTER EXTENSION $ext UPDATE"
+}
+tle_version="SELECT extversion FROM pg_extension WHERE extname = '$ext'"
+tle_again="$nv is already installed through pg_tle"
+
+# update_way WAY ROLE [pg_tle]: this version installed with state in
+# <way>_up, updated, run again, checked, and compared with a fresh install
+# of the next version in <way>_fresh
+update_way() {
+	local way=$1 role=$2 version_sql again_msg again
+	eval "version_sql=\$${way}_version again_msg=\$${way}_again"
+	up_db "${way}_up" "$role" ${3:-}
+	up_db "${way}_fresh" "$role" ${3:-}
+	"${way}_install" "${way}_up" "$out_dir" || fail "$way: this version ($cur)"
+	psql_t -U "$role" -d "${way}_up" -f "$here/upgrade_state.sql" >/dev/null || fail "$way: state"
+	psql_t -At -U postgres -d "${way}_up" -f "$here/upgrade_rows.sql" >"$tmp/${way}_up.rows" 2>&1 || fail "$way: rows before"
+	if "${way}_update" "${way}_up" >"$tmp/$way-up.log" 2>&1; then
+		[ "$(psql_t -At -U postgres -d "${way}_up" -c "$version_sql")" = "$nv" ] || fail "$way: the update did not reach $nv"
+	else
+		tail -5 "$tmp/$way-up.log"
+		fail "$way: the next version's update of $cur"
+	fi
+	again=$("${way}_update" "${way}_up" 2>&1)
+	grep -q "$again_msg" <<<"$again" || fail "$way: run again, the next version's script does not find $nv installed"
+	up_check "${way}_up" "$tmp/${way}_up.rows" "$way $cur -> $nv" "$role"
+	"${way}_install" "${way}_fresh" "$tmp/next-out" || fail "$way: a fresh install of $nv"
+	same_catalog "${way}_up" "${way}_fresh" "$way $cur -> $nv"
+}
+
+update_way plain sog_plain_owner
+grep -q "updating $cur to $nv" "$tmp/plain-up.log" || fail "plain: the next script did not say it updates"
+# without the @update file: the old body stays, and the comparison sees it
 up_db plain_forgot sog_plain_owner
-for db in plain_up plain_forgot; do
-	psql_t -U sog_plain_owner -d "$db" -f "$out_dir/install.sql" >/dev/null 2>&1 || fail "$db: the plain script of $cur"
-	psql_t -U sog_plain_owner -d "$db" -f "$here/upgrade_state.sql" >/dev/null || fail "$db: state"
-done
-psql_t -At -U postgres -d plain_up -f "$here/upgrade_rows.sql" >"$tmp/plain_up.rows" 2>&1 || fail "plain: rows before"
-if psql_t -U sog_plain_owner -d plain_up -f "$tmp/next-out/install.sql" >"$tmp/plain-up.log" 2>&1; then
-	grep -q "updating $cur to $nv" "$tmp/plain-up.log" || fail "plain: the next script did not say it updates"
-	[ "$(psql_t -At -U postgres -d plain_up -c "SELECT version FROM sog.portable_version")" = "$nv" ] ||
-		fail "plain: sog.portable_version does not say $nv"
-else
-	tail -5 "$tmp/plain-up.log"
-	fail "plain: the next version's script did not update $cur"
-fi
-again=$(psql_t -U sog_plain_owner -d plain_up -f "$tmp/next-out/install.sql" 2>&1)
-grep -q "$nv (portable) is already installed" <<<"$again" || fail "plain: run again, the next script does not find $nv installed"
-up_check plain_up "$tmp/plain_up.rows" "plain $cur -> $nv" sog_plain_owner
-psql_t -U sog_plain_owner -d plain_fresh -f "$tmp/next-out/install.sql" >/dev/null 2>&1 || fail "plain: a fresh install of $nv"
-same_catalog plain_up plain_fresh "plain $cur -> $nv"
+plain_install plain_forgot "$out_dir" || fail "plain_forgot: this version"
 psql_t -U sog_plain_owner -d plain_forgot -f "$tmp/next-forgot/install.sql" >/dev/null 2>&1 || fail "plain: the update without its @update file"
 psql_t -At -U postgres -d plain_forgot -v bodies=1 -f "$here/catalog.sql" >"$tmp/plain_forgot.bcat" 2>&1
 forgot=$(diff "$tmp/plain_forgot.bcat" "$tmp/plain_fresh.bcat" | grep '^[<>]' | sed -E 's/ args=.*//' | sort -u)
@@ -128,7 +153,7 @@ fi
 psql_t -U postgres -d postgres -c "CREATE ROLE sog_other LOGIN" >/dev/null || fail "role sog_other"
 up_db plain_other sog_plain_owner
 psql_t -U postgres -d postgres -c "GRANT CREATE ON DATABASE plain_other TO sog_other" >/dev/null
-psql_t -U sog_plain_owner -d plain_other -f "$out_dir/install.sql" >/dev/null 2>&1 || fail "plain_other: the plain script of $cur"
+plain_install plain_other "$out_dir" || fail "plain_other: the plain script of $cur"
 refusal=$(psql_t -U sog_other -d plain_other -f "$tmp/next-out/install.sql" 2>&1)
 if grep -q "only the owner of schema sog may update the portable edition" <<<"$refusal" &&
 	[ "$(psql_t -At -U postgres -d plain_other -c "SELECT version FROM sog.portable_version")" = "$cur" ]; then
@@ -141,28 +166,9 @@ psql_t -U postgres -d plain_other -f "$tmp/next-out/install.sql" >/dev/null 2>&1
 owners=$(psql_t -At -U postgres -d plain_other -c "SELECT string_agg(DISTINCT r::text, ',') FROM (SELECT relowner::regrole AS r FROM pg_class WHERE relnamespace = 'sog'::regnamespace UNION ALL SELECT proowner::regrole FROM pg_proc WHERE pronamespace = 'sog'::regnamespace) o")
 [ "$owners" = sog_plain_owner ] || fail "plain: after a superuser's update, sog's objects belong to $owners (sog_plain_owner expected)"
 
-# pg_tle
-up_db tle_up sog_tle_admin pg_tle
-up_db tle_fresh sog_tle_admin pg_tle
-psql_t -U sog_tle_admin -d tle_up -f "$out_dir/pg_tle.sql" >/dev/null 2>&1 &&
-	psql_t -U sog_tle_admin -d tle_up -c "CREATE EXTENSION $ext" >/dev/null || fail "pg_tle: $cur"
-psql_t -U sog_tle_admin -d tle_up -f "$here/upgrade_state.sql" >/dev/null || fail "pg_tle: state"
-psql_t -At -U postgres -d tle_up -f "$here/upgrade_rows.sql" >"$tmp/tle_up.rows" 2>&1 || fail "pg_tle: rows before"
-if psql_t -U sog_tle_admin -d tle_up -f "$tmp/next-out/pg_tle.sql" >"$tmp/tle-up.log" 2>&1 &&
-	psql_t -U sog_tle_admin -d tle_up -c "ALTER EXTENSION $ext UPDATE" >>"$tmp/tle-up.log" 2>&1; then
-	[ "$(psql_t -At -U postgres -d tle_up -c "SELECT extversion FROM pg_extension WHERE extname = '$ext'")" = "$nv" ] ||
-		fail "pg_tle: ALTER EXTENSION UPDATE did not reach $nv"
-else
-	tail -5 "$tmp/tle-up.log"
-	fail "pg_tle: the next version's pg_tle.sql and ALTER EXTENSION UPDATE"
-fi
-again=$(psql_t -U sog_tle_admin -d tle_up -f "$tmp/next-out/pg_tle.sql" 2>&1)
-grep -q "$nv is already installed through pg_tle" <<<"$again" || fail "pg_tle: run again, the next pg_tle.sql does not find $nv installed"
+
+update_way tle sog_tle_admin pg_tle
 # the older pg_tle.sql run again leaves the default at the newer version
 psql_t -U sog_tle_admin -d tle_up -f "$out_dir/pg_tle.sql" >/dev/null 2>&1 || fail "pg_tle: the $cur pg_tle.sql run again"
 [ "$(psql_t -At -U postgres -d tle_up -c "SELECT default_version FROM pgtle.available_extensions() WHERE name = '$ext'")" = "$nv" ] ||
 	fail "pg_tle: the $cur pg_tle.sql run again moved the default version back"
-up_check tle_up "$tmp/tle_up.rows" "pg_tle $cur -> $nv (ALTER EXTENSION UPDATE)" sog_tle_admin
-psql_t -U sog_tle_admin -d tle_fresh -f "$tmp/next-out/pg_tle.sql" >/dev/null 2>&1 &&
-	psql_t -U sog_tle_admin -d tle_fresh -c "CREATE EXTENSION $ext" >/dev/null || fail "pg_tle: a fresh install of $nv"
-same_catalog tle_up tle_fresh "pg_tle $cur -> $nv"
