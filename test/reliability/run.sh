@@ -201,6 +201,7 @@ say "mode $MODE: $DUR s of faults per scenario, $EVENTS events per partition, fs
 say "edition: $([ "$EDITION" = portable ] && echo "portable (plain script $PORTABLE_DIR/install.sql, installed by a role that is not a superuser)" || echo "C (CREATE EXTENSION)")"
 say "code: $HEAD$([ "$DIRTY" -gt 0 ] && echo " (+ uncommitted changes in src/, sql/ or portable/)")"
 T0=$(date +%s)
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 for s in $SCENARIOS; do
 	t1=$(date +%s)
 	SCEN_INDEX=$((SCEN_INDEX + 1))
@@ -256,7 +257,7 @@ esac
 	echo "$("$bindir/postgres" --version); fsync=$FSYNC, synchronous_commit on (remote_apply with the standby);"
 	echo "$DUR s of faults per scenario, $EVENTS source events on each of 6 partitions; code $HEAD$([ "$DIRTY" -gt 0 ] && echo ' plus uncommitted changes')."
 	[ "$EDITION" = portable ] && echo "Portable edition: the plain script built by portable/build.pl, run with psql -f by rel_owner (not a superuser; CREATE on database rel only); no CREATE EXTENSION. Scenarios: $SCENARIOS."
-	echo "Total wall time ${TOTAL}s. Single host; process crashes and stops, not power loss."
+	echo "Total wall time ${TOTAL}s (load average $LOAD0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end). Single host; process crashes and stops, not power loss."
 	echo
 	echo "| scenario | faults | ops | acked events | lost | dup | regressions | zombie commits | double promotions | unrecorded gaps | unknown resolved | amcheck | other anomalies | wall | result |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |"
