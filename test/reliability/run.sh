@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
 		--keep) KEEP=1 ;;
 		--seconds) SECONDS_OVERRIDE=$2; shift ;;
 		--list) echo "$ALL_SCENARIOS"; echo "$SELF_SCENARIOS"; echo "--short --portable: $PORTABLE_SHORT_SCENARIOS"; exit 0 ;;
-		-h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+		-h|--help) sed -n '2,46p' "$0"; exit 0 ;;
 		*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
