@@ -778,8 +778,19 @@ inline apply_check()
 							:: xq == cursor -> xm = xm | B(xq)
 							:: else -> skip
 							fi;
+							/*
+							 * the records this worker applied in it (xm), or
+							 * those with the receipts a recovery attempt wrote
+							 * above the applied position that this call does
+							 * not deliver (the source may have trimmed them
+							 * since; a worker that read them delivers them)
+							 */
 							if
+#ifndef OLD_FOLD_ONE_WAY
+							:: !NOTED_OK(xm) && !NOTED_OK(xm | (rcpt & RNG(applied, cursor))) -> xrc = SG004
+#else
 							:: !NOTED_OK(xm) -> xrc = SG004
+#endif
 							:: else -> skip
 							fi
 #else

@@ -177,7 +177,8 @@ BEGIN
 			IF k IS NOT NULL THEN
 				-- the boundary closes at event k: exactly its records applied
 				nf := CASE WHEN pos[k]::text = cp.source_cursor::text THEN k ELSE k - 1 END;
-				PERFORM sog.boundary_check_close(cp, pos[k], cp.applied_position, pos[1 : nf], dig[1 : nf]);
+				PERFORM sog.boundary_check_close(cp, pos[k], cp.applied_position, cp.applied_position,
+												 pos[1 : nf], dig[1 : nf]);
 			END IF;
 		END IF;
 		PERFORM sog.receipt_store(cp.id, pos, dig);
@@ -231,14 +232,14 @@ BEGIN
 			PERFORM sog.report_gap_pending(cp, p);
 		END IF;
 		IF boundary THEN
-			IF p <= cp.source_cursor AND (stored IS NULL OR p > stored) THEN
+			IF p <= cp.source_cursor THEN
 				nf := nf + 1;
 				fpos[nf] := p;
 				fdig[nf] := d;
 			END IF;
 			IF p >= cp.source_cursor THEN
 				-- the boundary closes here: exactly its records applied
-				PERFORM sog.boundary_check_close(cp, p, stored, fpos, fdig);
+				PERFORM sog.boundary_check_close(cp, p, stored, cp.applied_position, fpos, fdig);
 				boundary := false;
 			END IF;
 		END IF;

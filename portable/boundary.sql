@@ -215,22 +215,60 @@ END
 $$;
 REVOKE ALL ON FUNCTION sog.boundary_stored_through(sog.checkpoint) FROM PUBLIC;
 
+-- The buffer hash h of the receipts stored in (read_base, stored_through],
+-- newest committed, then of the extra records above skip_through (NULL:
+-- all), in order; n records (fold_boundary).
+CREATE FUNCTION sog.boundary_fold(cp sog.checkpoint, stored_through sog.position, skip_through sog.position,
+								  extra_pos sog.position[], extra_dig bytea[], OUT h bytea, OUT n bigint)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	r record;
+	m bytea;
+BEGIN
+	h := sog.buffer_hash_seed();
+	n := 0;
+	IF stored_through IS NOT NULL AND sog.pos_cmp(stored_through, cp.read_base) > 0 THEN
+		FOR r IN SELECT s."position" AS p, s.payload_digest AS d
+				   FROM sog.receipt_scan(cp.id, cp.read_base, stored_through) s
+		LOOP
+			IF cp.read_base IS NULL OR r.p > cp.read_base THEN
+				h := sog.buffer_hash_next(h, r.p, r.d);
+				n := n + 1;
+			END IF;
+		END LOOP;
+	END IF;
+	-- the extra records: what each step appends to h built by one
+	-- statement, then only sha256 in the loop (as sog.buffer_hash_next)
+	FOREACH m IN ARRAY ARRAY(SELECT int2send(octet_length(u.p::text)::smallint)
+									|| convert_to(u.p::text, 'UTF8') || u.d
+							   FROM unnest(extra_pos, extra_dig) WITH ORDINALITY AS u(p, d, i)
+							  WHERE skip_through IS NULL OR u.p > skip_through
+							  ORDER BY u.i) LOOP
+		h := sha256(h || m);
+		n := n + 1;
+	END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.boundary_fold(sog.checkpoint, sog.position, sog.position, sog.position[], bytea[]) FROM PUBLIC;
+
 -- Are the records applied in (read_base, cursor] exactly those noted?
--- The buffer hash of their receipts (stored ones through stored_through,
--- newest committed, then the extra ones, in order) equals the noted hash;
--- without one, their number is at least the noted count.  ok when nothing
+-- With the hash: the receipts stored through stored_through and the extra
+-- records above it hash to it; or, where a recovery attempt stored
+-- receipts above applied (the applied position when the call began), the
+-- receipts through applied and every extra record (the worker did not
+-- deliver the recovered ones again: the source had trimmed them).  Without
+-- a hash, the first fold holds at least the noted count.  ok when nothing
 -- can be checked (no hash and no count, or the boundary's receipts were
--- pruned); folded is how many records were folded (-1: nothing checked)
--- (boundary_applied).
-CREATE FUNCTION sog.boundary_applied(cp sog.checkpoint, stored_through sog.position,
+-- pruned); folded is how many records the first fold holds (-1: nothing
+-- checked) (boundary_applied).
+CREATE FUNCTION sog.boundary_applied(cp sog.checkpoint, stored_through sog.position, applied sog.position,
 									 extra_pos sog.position[], extra_dig bytea[],
 									 OUT ok boolean, OUT folded bigint)
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-	h bytea;
-	r record;
-	m bytea;
+	f record;
 BEGIN
 	folded := -1;
 	IF cp.read_hash IS NULL AND cp.read_count IS NULL THEN
@@ -241,48 +279,35 @@ BEGIN
 		ok := true;				-- receipts of the boundary were pruned
 		RETURN;
 	END IF;
-	h := sog.buffer_hash_seed();
-	folded := 0;
-	IF stored_through IS NOT NULL AND sog.pos_cmp(stored_through, cp.read_base) > 0 THEN
-		FOR r IN SELECT s."position" AS p, s.payload_digest AS d
-				   FROM sog.receipt_scan(cp.id, cp.read_base, stored_through) s
-		LOOP
-			IF cp.read_base IS NULL OR r.p > cp.read_base THEN
-				h := sog.buffer_hash_next(h, r.p, r.d);
-				folded := folded + 1;
-			END IF;
-		END LOOP;
-	END IF;
-	-- the extra records: what each step appends to h built by one
-	-- statement, then only sha256 in the loop (as sog.buffer_hash_next)
-	FOREACH m IN ARRAY ARRAY(SELECT int2send(octet_length(u.p::text)::smallint)
-									|| convert_to(u.p::text, 'UTF8') || u.d
-							   FROM unnest(extra_pos, extra_dig) AS u(p, d)) LOOP
-		h := sha256(h || m);
-		folded := folded + 1;
-	END LOOP;
+	f := sog.boundary_fold(cp, stored_through, stored_through, extra_pos, extra_dig);
+	folded := f.n;
 	IF cp.read_hash IS NULL THEN
 		ok := folded >= cp.read_count;
-	ELSE
-		ok := encode(h, 'hex') = lower(cp.read_hash);
+		RETURN;
+	END IF;
+	ok := encode(f.h, 'hex') = lower(cp.read_hash);
+	IF NOT ok AND sog.pos_cmp(stored_through, applied) > 0 THEN
+		f := sog.boundary_fold(cp, applied, NULL, extra_pos, extra_dig);
+		ok := encode(f.h, 'hex') = lower(cp.read_hash);
 	END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.boundary_applied(sog.checkpoint, sog.position, sog.position[], bytea[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.boundary_applied(sog.checkpoint, sog.position, sog.position, sog.position[], bytea[]) FROM PUBLIC;
 
 -- An apply reaches or passes the open boundary's cursor at at_pos: the
--- records applied in (read_base, cursor] - receipts stored through stored,
--- then extra ones up to the cursor - must hash to the noted hash (or make
--- up the noted count), else SG004 naming the boundary.
+-- records applied in (read_base, cursor] must hash to the noted hash (or
+-- make up the noted count), else SG004 naming the boundary; extra_pos are
+-- the call's events in (applied, cursor], applied being the applied
+-- position when the call began (boundary_applied).
 CREATE FUNCTION sog.boundary_check_close(cp sog.checkpoint, at_pos sog.position, stored sog.position,
-										 extra_pos sog.position[], extra_dig bytea[])
+										 applied sog.position, extra_pos sog.position[], extra_dig bytea[])
 	RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
 	a record;
 BEGIN
-	a := sog.boundary_applied(cp, stored, extra_pos, extra_dig);
+	a := sog.boundary_applied(cp, stored, applied, extra_pos, extra_dig);
 	IF a.ok THEN
 		RETURN;
 	END IF;
@@ -297,7 +322,7 @@ BEGIN
 							sog.boundary_str(cp), sog.pos_str(cp.applied_position), sog.boundary_str(cp));
 END
 $$;
-REVOKE ALL ON FUNCTION sog.boundary_check_close(sog.checkpoint, sog.position, sog.position, sog.position[], bytea[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.boundary_check_close(sog.checkpoint, sog.position, sog.position, sog.position, sog.position[], bytea[]) FROM PUBLIC;
 
 -- Would a promotion that takes the applied position to advance_through
 -- leave every noted record applied? (sog_boundary_promotable)
@@ -312,7 +337,7 @@ BEGIN
 	IF sog.pos_cmp(advance_through, cp.source_cursor) < 0 THEN
 		RETURN false;			-- it would end inside: never checked
 	END IF;
-	RETURN (sog.boundary_applied(cp, cp.source_cursor, NULL, NULL)).ok;
+	RETURN (sog.boundary_applied(cp, cp.source_cursor, cp.source_cursor, NULL, NULL)).ok;
 END
 $$;
 REVOKE ALL ON FUNCTION sog.boundary_promotable(sog.checkpoint, sog.position) FROM PUBLIC;

@@ -37,7 +37,25 @@
 #     arguments to sog.<name>_entry(uuid, <the same types>), which the file
 #     defines and which does the work as the extension's owner;
 #   - pg_extension_config_dump() calls stay in the pg_tle script (an
-#     extension) and leave the plain one.
+#     extension) and leave the plain one;
+#   - a portable file with "-- @update <from>--<to>" is emitted in that
+#     version's update only (never in a fresh install, which has the
+#     library files' current text): what an update must carry that the C
+#     edition's update script does not say, a portable body changed since
+#     <from> above all (CREATE OR REPLACE FUNCTION ...).
+#
+# Updates.  The portable edition exists from version $portable_first (below)
+# on.  For each update script of the C edition from a version at or after
+# it, the update is what the replay emits for that script (its statements
+# rewritten, the portable counterparts of the C functions it creates, an
+# @entry wrapper again for each C function it creates or replaces) and the
+# @update files for it.  The plain script installs fresh, or runs the
+# updates from the version sog.portable_version names; pg_tle.sql installs
+# the version, or adds it and the update paths to an edition already
+# installed through pg_tle (then ALTER EXTENSION ... UPDATE).
+# test/portable/run.sh builds a next version from the tree and checks that
+# each way of updating equals a fresh install of it, function bodies
+# included.
 #
 # Everything else is copied as it is.  Writes DIR/install.sql (psql -f) and
 # DIR/pg_tle.sql (pgtle.install_extension); --check builds in memory and
@@ -79,6 +97,9 @@ while (@ARGV) {
 die "build.pl: --until and --name go together\n" if defined($until) != defined($partname);
 
 my $ext = 'stream_offset_guard';
+# The first version with a portable edition: no update of the portable
+# edition starts before it.
+my $portable_first = '1.2';
 my @errors;
 sub fail { push @errors, join('', @_); }
 
@@ -103,7 +124,7 @@ for (my $v = $first; $v ne $default;) {
 
 # --- the portable sources ----------------------------------------------------
 
-my (%portable_fn, %fn_file, %omit, %entry, @drops, @rewrites, %at, %after, %emitted, %file_helpers_out);
+my (%portable_fn, %fn_file, %omit, %entry, @drops, @rewrites, %at, %after, %emitted, %file_helpers_out, %update_files);
 for my $file (sort glob("$root/portable/*.sql")) {
 	my $name = basename($file);
 	my $text = slurp($file);
@@ -111,6 +132,10 @@ for my $file (sort glob("$root/portable/*.sql")) {
 	my ($at) = $text =~ /^-- \@at (.+?)\s*$/m;
 	my ($before) = $text =~ /^-- \@before (.+?)\s*$/m;
 	my ($after) = $text =~ /^-- \@after (\S+)\s*$/m;
+	if ($text =~ /^-- \@update ([0-9.]+)--([0-9.]+)\s*$/m) {
+		push @{ $update_files{"$1--$2"} }, { file => $name, stmts => [split_sql($text, $name)] };
+		next;
+	}
 	while ($text =~ /^-- \@drop (.+?)\s*$/mg) {
 		push @drops, { re => qr/$1/, src => "$name: $1", n => 0 };
 	}
@@ -153,8 +178,10 @@ my $missing = 0;	# --allow-missing: stubs made
 my %c_fn;		# C signatures seen
 my %reported;	# C signatures reported missing
 my $stopped = 0;
+my %segment;		# update script => [first, last + 1] of @out
 SCRIPT: for my $script (@chain) {
 	my @stmts = split_sql(slurp("$root/sql/$script"), $script);
+	my $seg_start = scalar @out;
 	for my $st (@stmts) {
 		my $sql = $st->{sql};
 		$stopped = 1 if defined $until && !$stopped && $sql =~ /$until/m;
@@ -192,14 +219,16 @@ SCRIPT: for my $script (@chain) {
 		if (defined $sig && is_c($sql)) {
 			$c_fn{$sig} = 1;
 			if ($omit{$sig}) { $omit{$sig}{seen}++; next; }
-			next if $emitted{$sig};
 			if ($entry{$sig}) {
+				# each statement of the C edition's (a CREATE OR REPLACE
+				# in a later script changes the wrapper as it changes C's)
 				$entry{$sig}{seen}++;
 				emit_helpers($fn_file{$sig});
 				my $w = entry_wrapper($sql, $sig);
 				if (defined $w) { push @out, { sql => $w }; $emitted{$sig} = 1; }
 				next;
 			}
+			next if $emitted{$sig};
 			if (!$portable_fn{$sig} && $allow_missing) {
 				my $w = missing_stub($sql, $sig);
 				if (defined $w) { push @out, { sql => $w }; $emitted{$sig} = 1; $missing++; }
@@ -226,6 +255,7 @@ SCRIPT: for my $script (@chain) {
 		push @out, { sql => "-- portable/$blk->{file}\n" };
 		emit_portable($_) for @{ $blk->{stmts} };
 	}
+	$segment{$script} = [$seg_start, scalar @out];
 }
 
 # A library file's helpers (its statements other than replacements of C
@@ -377,11 +407,47 @@ my $head = "-- stream_offset_guard $default, portable edition (SQL and PL/pgSQL)
 	. "-- portable/build.pl from " . join(', ', map { "sql/$_" } @chain) . "\n"
 	. "-- and portable/*.sql: $n_port C functions replaced, " . scalar(keys %omit) . " omitted.\n";
 
+# The updates: [from, to, extension text, plain text] for each update
+# script of the chain from $portable_first on (none in a part).
+my @updates;
+for my $script (@chain) {
+	my ($from, $to) = $script =~ /^\Q$ext\E--([0-9.]+)--([0-9.]+)\.sql$/ or next;
+	next if vcmp($from, $portable_first) < 0 || defined $partname;
+	my ($i, $j) = @{ $segment{$script} };
+	my @seg = @out[$i .. $j - 1];
+	for my $blk (@{ delete($update_files{"$from--$to"}) // [] }) {
+		push @seg, { sql => "-- portable/$blk->{file} (\@update $from--$to)\n" }, map { { sql => $_->{sql} } } @{ $blk->{stmts} };
+	}
+	push @updates, [$from, $to, join("\n", map { $_->{sql} } @seg) . "\n",
+					join("\n", map { $_->{ext_only} ? "-- (extension only) " . oneline($_->{sql}) : $_->{sql} } @seg) . "\n"];
+}
+for my $k (sort keys %update_files) {
+	die "build.pl: portable/$_->{file}: \@update $k: no update script $ext--$k.sql in the chain from $portable_first to $default\n"
+		for @{ $update_files{$k} };
+}
+my @known = ($default, map { $_->[0] } @updates);	# versions the plain script installs or updates from
+my $known_list = @updates ? join(', ', map { $_->[0] } @updates) : 'none';	# versions it updates from
+my $known_sql = join(', ', map { "'$_'" } @known);
+
+my $plain_updates = '';
+for my $u (@updates) {
+	my ($from, $to, undef, $text) = @$u;
+	$plain_updates .= <<"EOF";
+SELECT version = '$from' AS sog_update FROM sog.portable_version \\gset
+\\if :sog_update
+\\echo 'stream_offset_guard (portable): updating $from to $to'
+$text
+UPDATE sog.portable_version SET version = '$to';
+\\endif
+EOF
+}
+
 my $plain = $head . <<"EOF";
 -- Install or upgrade with: psql -v ON_ERROR_STOP=1 -d <database> -f install.sql
 -- as a role that may create a schema in the database (no superuser).
+-- Installs $version_label, or updates in place an install of: $known_list.
 \\set ON_ERROR_STOP 1
-BEGIN;
+BEGIN ISOLATION LEVEL READ COMMITTED;
 SET LOCAL check_function_bodies = off;
 SET LOCAL client_min_messages = warning;
 SET LOCAL standard_conforming_strings = on;
@@ -396,13 +462,33 @@ DO \$\$ BEGIN RAISE EXCEPTION '$tle_name is installed as an extension in this da
 		  HINT = 'Upgrade it with ALTER EXTENSION stream_offset_guard UPDATE; the plain script installs where no extension is.'; END \$\$;
 \\endif
 \\if :sog_installed
-SELECT version = '$version_label' AS sog_current, version AS sog_installed_version FROM sog.portable_version \\gset
+SELECT version = '$version_label' AS sog_current, version IN ($known_sql) AS sog_known FROM sog.portable_version \\gset
+\\if :sog_current
+\\echo 'stream_offset_guard $version_label (portable) is already installed'
+\\elif :sog_known
+-- an update: as the owner of schema sog, so that what it creates is that
+-- role's too (its SECURITY DEFINER functions above all), one update at a time
+SELECT r.rolname AS sog_owner, pg_has_role(n.nspowner, 'MEMBER') AS sog_may_update
+  FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner WHERE n.nspname = 'sog' \\gset
+\\if :sog_may_update
+SET LOCAL ROLE :"sog_owner";
+\\else
+DO \$\$ BEGIN RAISE EXCEPTION 'only the owner of schema sog may update the portable edition'
+	USING ERRCODE = 'insufficient_privilege',
+		  DETAIL = format('Schema sog belongs to %s; this session runs as %s.',
+						  (SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog'), current_user),
+		  HINT = 'Run install.sql as the role that installed the portable edition (or a role that is a member of it).'; END \$\$;
+\\endif
+LOCK TABLE sog.portable_version;
+SELECT version = '$version_label' AS sog_current FROM sog.portable_version \\gset
 \\if :sog_current
 \\echo 'stream_offset_guard $version_label (portable) is already installed'
 \\else
+$plain_updates\\endif
+\\else
 DO \$\$ BEGIN RAISE EXCEPTION 'this script cannot upgrade the portable edition installed here'
 	USING ERRCODE = 'object_not_in_prerequisite_state',
-		  DETAIL = format('Installed: %s; this script installs $version_label.', (SELECT version FROM sog.portable_version)),
+		  DETAIL = format('Installed: %s; this script installs $version_label, or updates from: $known_list.', (SELECT version FROM sog.portable_version)),
 		  HINT = 'Run the install.sql of a version that has an upgrade path from the installed one.'; END \$\$;
 \\endif
 \\else
@@ -422,11 +508,44 @@ COMMIT;
 EOF
 
 my $tag = '$_sog_portable_$';
-die "build.pl: the script contains the pg_tle quote $tag\n" if index($body_ext, $tag) >= 0;
+for my $t ($body_ext, map { $_->[2] } @updates) {
+	die "build.pl: the script contains the pg_tle quote $tag\n" if index($t, $tag) >= 0;
+}
+my $tle_paths = '';
+for my $u (@updates) {
+	my ($from, $to, $text) = @$u;
+	$tle_paths .= <<"EOF";
+SELECT NOT EXISTS (SELECT FROM pgtle.extension_update_paths('$tle_name') WHERE source = '$from' AND target = '$to' AND path = '$from--$to') AS sog_tle_path \\gset
+\\if :sog_tle_path
+SELECT pgtle.install_update_path('$tle_name', '$from', '$to',
+$tag
+SET LOCAL check_function_bodies = off;
+SET LOCAL standard_conforming_strings = on;
+$text
+$tag);
+\\endif
+EOF
+}
 my $tle = $head . <<"EOF";
 -- Install with: psql -v ON_ERROR_STOP=1 -d <database> -f pg_tle.sql, as a role
--- granted pgtle_admin (no superuser); then CREATE EXTENSION $tle_name.
+-- granted pgtle_admin (no superuser); then CREATE EXTENSION $tle_name, or,
+-- where an earlier version is installed through pg_tle (updates from:
+-- $known_list), ALTER EXTENSION $tle_name UPDATE.  One transaction.
 \\set ON_ERROR_STOP 1
+BEGIN;
+SELECT EXISTS (SELECT FROM pgtle.available_extensions() WHERE name = '$tle_name') AS sog_tle_known,
+       EXISTS (SELECT FROM pgtle.available_extension_versions() WHERE name = '$tle_name' AND version = '$default') AS sog_tle_has
+\\gset
+\\if :sog_tle_has
+\\echo '$tle_name $default is already installed through pg_tle'
+\\elif :sog_tle_known
+SELECT pgtle.install_extension_version_sql('$tle_name', '$default',
+$tag
+SET LOCAL check_function_bodies = off;
+SET LOCAL standard_conforming_strings = on;
+$body_ext
+$tag);
+\\else
 SELECT pgtle.install_extension(
 	'$tle_name', '$default',
 	'exactly-once stream consumption into PostgreSQL (portable edition: SQL and PL/pgSQL)',
@@ -436,6 +555,13 @@ SET LOCAL standard_conforming_strings = on;
 $body_ext
 $tag,
 	NULL, 'sog');
+\\endif
+-- the default version moves forward only (an older pg_tle.sql run again
+-- leaves a newer default as it is)
+${tle_paths}SELECT pgtle.set_default_version('$tle_name', '$default')
+ WHERE (SELECT string_to_array(default_version, '.')::int[] FROM pgtle.available_extensions() WHERE name = '$tle_name')
+	   < string_to_array('$default', '.')::int[];
+COMMIT;
 EOF
 
 if ($check) {
@@ -447,9 +573,9 @@ make_path($out);
 my $prefix = defined $partname ? "$partname-" : '';
 spew("$out/${prefix}install.sql", $plain);
 spew("$out/${prefix}pg_tle.sql", $tle);
-printf "portable/build.pl: %s/%sinstall.sql and %spg_tle.sql (%s%s: %d statements, %d C functions replaced, %d omitted)\n",
+printf "portable/build.pl: %s/%sinstall.sql and %spg_tle.sql (%s%s: %d statements, %d C functions replaced, %d omitted; updates from: %s)\n",
 	$out, $prefix, $prefix, $default, defined $partname ? ", the part before /$until/" : '',
-	scalar @out, $n_port, scalar keys %omit;
+	scalar @out, $n_port, scalar keys %omit, @updates ? join(', ', map { $_->[0] } @updates) : 'none';
 exit 0;
 
 # --- helpers -------------------------------------------------------------------------

@@ -242,6 +242,37 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sog.lock_timeout_ms() FROM PUBLIC;
 
+-- The backend (NULL for a prepared transaction) and virtual transaction
+-- that hold transaction id x's own lock; NULLs if none does.
+CREATE FUNCTION sog.xid_lock_holder(x xid, OUT pid integer, OUT vxid text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT l.pid, l.virtualtransaction
+	  FROM pg_locks l
+	 WHERE l.locktype = 'transactionid' AND l.transactionid = x
+	   AND l.mode = 'ExclusiveLock' AND l.granted
+	 LIMIT 1
+$$;
+REVOKE ALL ON FUNCTION sog.xid_lock_holder(xid) FROM PUBLIC;
+
+-- Is the transaction with 32-bit id x in progress?  (Its 64-bit id: the
+-- one nearest to this snapshot's xmax; false for one too old to tell.)
+CREATE FUNCTION sog.xid_in_progress(x xid) RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RETURN (SELECT pg_xact_status((n + CASE WHEN d >= 2147483648 THEN d - 4294967296 ELSE d END)::text::xid8)
+				   = 'in progress'
+			  FROM (SELECT n, ((x::text::numeric - n % 4294967296) % 4294967296 + 4294967296) % 4294967296 AS d
+					  FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::numeric AS n) s0) s);
+EXCEPTION WHEN OTHERS THEN		-- older than the commit log keeps
+	RETURN false;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.xid_in_progress(xid) FROM PUBLIC;
+
 -- A lock wait on checkpoint id that timed out (55P03): which checkpoint,
 -- who holds it and since when, and what to do (the C edition's holder.c:
 -- sog_find_holder and sog_lock_timeout_error).  claim: the wait was
@@ -277,11 +308,14 @@ DECLARE
 	claimed timestamptz;
 	claimed_txt text;
 	locker xid;
-	holder xid;
 	known boolean := false;
-	running boolean;
-	members bigint;
+	a_known boolean := false;
+	a_pid integer;
+	a_vxid text;
 	updater xid;
+	b_known boolean := false;
+	b_pid integer;
+	b_vxid text;
 	holder_pid integer;
 	vxid text;
 	since text;
@@ -303,59 +337,53 @@ BEGIN
 	END IF;
 
 	IF locker IS NOT NULL AND locker::text <> '0' THEN
-		holder := locker;
-		SELECT l.pid, l.virtualtransaction INTO holder_pid, vxid
-		  FROM pg_locks l
-		 WHERE l.locktype = 'transactionid' AND l.transactionid = holder
-		   AND l.mode = 'ExclusiveLock' AND l.granted
-		 LIMIT 1;
-		known := FOUND;
-		IF NOT known THEN
-			-- a multixact: the updater among its members, the one a claim
-			-- waits for (none: only share lockers, not known)
-			BEGIN
-				SELECT count(*), (array_agg(m.xid) FILTER (WHERE m.mode IN ('nokeyupd', 'upd')))[1]
-				  INTO members, updater
-				  FROM pg_get_multixact_members(locker) m;
-			EXCEPTION WHEN OTHERS THEN
-				members := 0;
-			END;
-			IF members > 0 THEN
-				holder := updater;
-			END IF;
-			IF holder IS NOT NULL AND members > 0 THEN
-				SELECT l.pid, l.virtualtransaction INTO holder_pid, vxid
-				  FROM pg_locks l
-				 WHERE l.locktype = 'transactionid' AND l.transactionid = holder
-				   AND l.mode = 'ExclusiveLock' AND l.granted
-				 LIMIT 1;
-				known := FOUND;
-			END IF;
+		-- SQL cannot see whether xmax is a transaction id or a multixact
+		-- (holder.c reads the tuple's infomask): both readings are tried,
+		-- and the holder is named only when one of them names it, or both
+		-- the same transaction.
+		-- (a) a transaction id: the transaction that locks it, or, for one
+		-- in progress with no lock of its own, its top-level transaction:
+		-- a released subtransaction (RELEASE SAVEPOINT drops its xid lock;
+		-- waiters wait for its parent) or one of a prepared transaction
+		-- (PREPARE releases those locks).  The top-level transaction got its
+		-- xid first and still runs, so it is among the transactions whose
+		-- own xid lock (pg_locks, visible to every role) precedes the
+		-- holder's: named when those are all one virtual transaction's and
+		-- the holder still runs after that read (else its parent may have
+		-- ended in between, leaving an unrelated transaction alone there).
+		SELECT h.pid, h.vxid INTO a_pid, a_vxid FROM sog.xid_lock_holder(locker) h;
+		a_known := a_vxid IS NOT NULL;
+		IF NOT a_known AND sog.xid_in_progress(locker) THEN
+			SELECT min(l.pid), min(l.virtualtransaction), count(DISTINCT l.virtualtransaction) = 1
+			  INTO a_pid, a_vxid, a_known
+			  FROM pg_locks l
+			 WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+			   AND l.pid IS DISTINCT FROM pg_backend_pid()
+			   AND ((locker::text::bigint - l.transactionid::text::bigint) % 4294967296 + 4294967296)
+				   % 4294967296 BETWEEN 1 AND 2147483647;
+			a_known := a_known AND sog.xid_in_progress(locker);
 		END IF;
-		IF NOT known AND holder IS NOT NULL THEN
-			BEGIN		-- holder in progress? (its 64-bit xid: the nearest to the snapshot's xmax)
-				SELECT pg_xact_status((n + CASE WHEN d >= 2147483648 THEN d - 4294967296 ELSE d END)::text::xid8)
-					   = 'in progress'
-				  INTO running
-				  FROM (SELECT n, ((holder::text::numeric - n % 4294967296) % 4294967296 + 4294967296)
-								  % 4294967296 AS d
-						  FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::numeric AS n) x) s;
-			EXCEPTION WHEN OTHERS THEN
-				running := false;
-			END;
-			IF running THEN
-				-- in progress, and no lock on it: a subtransaction of a prepared
-				-- transaction (PREPARE releases those locks), whose top-level
-				-- xid precedes it: named when only one prepared transaction's does
-				SELECT min(p.gid), min(p.owner::text), min(p.prepared::text), count(*) = 1
-				  INTO gid, gid_owner, prepared, known
-				  FROM pg_prepared_xacts p
-				 WHERE ((holder::text::bigint - p.transaction::text::bigint) % 4294967296 + 4294967296)
-					   % 4294967296 < 2147483648;
-				IF NOT known THEN
-					gid := NULL;
-				END IF;
-			END IF;
+		-- (b) a multixact: the updater among its members, the one a claim
+		-- waits for, while it runs (none: only share lockers)
+		BEGIN
+			SELECT (array_agg(m.xid) FILTER (WHERE m.mode IN ('nokeyupd', 'upd')))[1]
+			  INTO updater
+			  FROM pg_get_multixact_members(locker) m;
+		EXCEPTION WHEN OTHERS THEN		-- not a multixact id now
+			updater := NULL;
+		END;
+		IF updater IS NOT NULL THEN
+			SELECT h.pid, h.vxid INTO b_pid, b_vxid FROM sog.xid_lock_holder(updater) h;
+			b_known := b_vxid IS NOT NULL;
+		END IF;
+		IF a_known AND (NOT b_known OR a_vxid = b_vxid) THEN
+			known := true;
+			holder_pid := a_pid;
+			vxid := a_vxid;
+		ELSIF b_known AND NOT a_known THEN
+			known := true;
+			holder_pid := b_pid;
+			vxid := b_vxid;
 		END IF;
 	END IF;
 	IF known AND holder_pid IS NOT NULL THEN

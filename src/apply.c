@@ -149,7 +149,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 	SogPosition *applied = cp->applied_position;
 	bool		boundary = sog_boundary_checkable(cp);
 	SogPosition *stored = boundary ? sog_boundary_stored_through(cp) : NULL;
-	SogPosition **fpos = NULL;	/* this call's boundary records to fold */
+	SogPosition **fpos = NULL;	/* this call's records in the boundary */
 	const uint8 **fdig = NULL;
 	int			nf = 0;
 	int			i;
@@ -175,7 +175,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 		{
 			int			c = sog_position_cmp(pos[i], cp->source_cursor);
 
-			if (c <= 0 && sog_position_cmp_nullable(pos[i], stored) > 0)
+			if (c <= 0)
 			{
 				fpos[nf] = pos[i];
 				fdig[nf++] = dig[i];
@@ -183,7 +183,8 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 			if (c >= 0)
 			{
 				/* the boundary closes here: exactly its records applied */
-				sog_boundary_check_close(cp, pos[i], stored, nf, fpos, fdig);
+				sog_boundary_check_close(cp, pos[i], stored, cp->applied_position,
+										 nf, fpos, fdig);
 				boundary = false;
 			}
 		}

@@ -259,21 +259,64 @@ fold_receipt(void *arg, SogPosition *pos, const uint8 *digest)
 }
 
 /*
+ * The buffer hash of the receipts stored in (read_base, stored_through]
+ * and then of the extra records above skip_through (NULL: all of them), in
+ * order, into *f.
+ */
+static void
+fold_boundary(const SogCheckpoint *cp, const SogPosition *stored_through,
+			  const SogPosition *skip_through, int nextra,
+			  SogPosition *const *extra_pos, const uint8 *const *extra_dig,
+			  BoundaryFold *f)
+{
+	int			i;
+
+	f->base = cp->read_base;
+	sog_buffer_hash_init(&f->hash);
+	if (stored_through && sog_position_cmp_nullable(stored_through, cp->read_base) > 0)
+	{
+		/* the newest committed receipts, as every other read of the store */
+		PushActiveSnapshot(GetLatestSnapshot());
+		sog_receipt_scan(cp->id, cp->read_base, stored_through, fold_receipt, f);
+		PopActiveSnapshot();
+	}
+	for (i = 0; i < nextra; i++)
+		if (sog_position_cmp_nullable(extra_pos[i], skip_through) > 0)
+			sog_buffer_hash_step(&f->hash, SOG_POS_BYTES(extra_pos[i]),
+								 SOG_POS_NBYTES(extra_pos[i]), extra_dig[i]);
+}
+
+/* Does the fold hash to the boundary's hash? */
+static bool
+fold_matches(const SogCheckpoint *cp, BoundaryFold *f)
+{
+	char		hex[2 * SOG_DIGEST_LEN + 1];
+
+	sog_buffer_hash_hex(&f->hash, hex);
+	return pg_strcasecmp(hex, cp->read_hash) == 0;
+}
+
+/*
  * Are the records applied in (read_base, cursor] exactly those noted?
  * With the boundary's hash: the buffer hash of their receipts (stored ones
- * through stored_through, then nextra more, in order) equals it; without
- * one, their number is at least the noted count.  True when nothing can be
- * checked (no hash and no count, or the boundary's receipts were pruned).
- * *found is how many records were folded (-1 when nothing was checked).
+ * through stored_through, then the extra records above it, in order)
+ * equals it; or, where a recovery attempt stored receipts above applied
+ * (the applied position when the call began), that of the receipts through
+ * applied and then every extra record: the worker did not deliver those
+ * receipts' records again because the source no longer had them when it
+ * read (both folds hold applied records only, so either proves every noted
+ * record applied).  Without a hash, their number is at least the noted
+ * count.  True when nothing can be checked (no hash and no count, or the
+ * boundary's receipts were pruned).  *found is how many records the first
+ * fold holds (-1 when nothing was checked).
  */
 static bool
 boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
-				 int nextra, SogPosition *const *extra_pos,
+				 const SogPosition *applied, int nextra,
+				 SogPosition *const *extra_pos,
 				 const uint8 *const *extra_dig, int64 *found)
 {
 	BoundaryFold f;
-	char		hex[2 * SOG_DIGEST_LEN + 1];
-	int			i;
 
 	*found = -1;
 	if (cp->read_hash == NULL && cp->read_count_isnull)
@@ -282,34 +325,27 @@ boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
 		sog_position_cmp_nullable(cp->prune_horizon, cp->read_base) > 0)
 		return true;			/* receipts of the boundary were pruned */
 
-	f.base = cp->read_base;
-	sog_buffer_hash_init(&f.hash);
-	if (stored_through && sog_position_cmp_nullable(stored_through, cp->read_base) > 0)
-	{
-		/* the newest committed receipts, as every other read of the store */
-		PushActiveSnapshot(GetLatestSnapshot());
-		sog_receipt_scan(cp->id, cp->read_base, stored_through, fold_receipt, &f);
-		PopActiveSnapshot();
-	}
-	for (i = 0; i < nextra; i++)
-		sog_buffer_hash_step(&f.hash, SOG_POS_BYTES(extra_pos[i]),
-							 SOG_POS_NBYTES(extra_pos[i]), extra_dig[i]);
+	fold_boundary(cp, stored_through, stored_through, nextra, extra_pos, extra_dig, &f);
 	*found = f.hash.count;
 	if (cp->read_hash == NULL)
 		return f.hash.count >= cp->read_count;
-	sog_buffer_hash_hex(&f.hash, hex);
-	return pg_strcasecmp(hex, cp->read_hash) == 0;
+	if (fold_matches(cp, &f))
+		return true;
+	if (sog_position_cmp_nullable(stored_through, applied) <= 0)
+		return false;			/* no receipt above applied: one fold */
+	fold_boundary(cp, applied, NULL, nextra, extra_pos, extra_dig, &f);
+	return fold_matches(cp, &f);
 }
 
 void
 sog_boundary_check_close(const SogCheckpoint *cp, const SogPosition *at,
-						 const SogPosition *stored, int nextra,
-						 SogPosition *const *extra_pos,
+						 const SogPosition *stored, const SogPosition *applied,
+						 int nextra, SogPosition *const *extra_pos,
 						 const uint8 *const *extra_dig)
 {
 	int64		found;
 
-	if (boundary_applied(cp, stored, nextra, extra_pos, extra_dig, &found))
+	if (boundary_applied(cp, stored, applied, nextra, extra_pos, extra_dig, &found))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_GAP_PENDING),
@@ -336,7 +372,7 @@ sog_boundary_promotable(const SogCheckpoint *cp, const SogPosition *advance_thro
 		return true;
 	if (sog_position_cmp_nullable(advance_through, cp->source_cursor) < 0)
 		return false;			/* it would end inside: never checked */
-	return boundary_applied(cp, cp->source_cursor, 0, NULL, NULL, &found);
+	return boundary_applied(cp, cp->source_cursor, cp->source_cursor, 0, NULL, NULL, &found);
 }
 
 bool

@@ -115,6 +115,43 @@ $open->quit;
 is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM sog.claim(1, 'w5')}),
 	'5|aligned|4', 'then the claim resumes after both');
 
+# An unrelated transaction older than the savepoint's, open or prepared,
+# is never named.  The C edition names the holder (pg_subtrans); the
+# portable edition cannot tell which of the two owns the released
+# subtransaction and says "an open transaction" (README, "what differs").
+my $portable = defined $ENV{SOG_PORTABLE_INSTALL};
+my $older = $node->background_psql('postgres', on_error_stop => 0);
+my $older_pid = $older->query_safe('SELECT pg_backend_pid()');
+$older->query_safe('BEGIN');
+$older->query_safe('SELECT txid_current()');
+$node->safe_psql('postgres', q{BEGIN; SELECT txid_current(); PREPARE TRANSACTION 'unrelated-older'});
+$open = $node->background_psql('postgres', on_error_stop => 0);
+$open_pid = $open->query_safe('SELECT pg_backend_pid()');
+$open->query_safe('SET ROLE coordinator');
+$open->query_safe('BEGIN');
+$open->query_safe('SAVEPOINT autosave');
+$open->query_safe(q{SELECT sog.apply(1, 5, '5', sog.payload_digest('5'))});
+$open->query_safe('RELEASE SAVEPOINT autosave');
+($rc, $out, $err) = $node->psql('postgres', q{SET sog.claim_timeout = 200; SELECT sog.claim(1, 'w6')});
+like($err, qr/could not claim checkpoint 1 within 200 ms/, 'with older unrelated transactions: the claim times out');
+unlike($err, qr/backend $older_pid\b|pg_terminate_backend\($older_pid\)/, 'an older open transaction that does not hold it is not named');
+unlike($err, qr/unrelated-older/, 'nor an older prepared one');
+if ($portable)
+{
+	like($err, qr/its row is locked by an open transaction\./, 'the portable edition says "an open transaction"');
+}
+else
+{
+	like($err, qr/its row is locked by the open transaction of backend $open_pid, /, 'the C edition names the holder');
+}
+$open->query_safe('COMMIT');
+$open->quit;
+$older->query_safe('COMMIT');
+$older->quit;
+$node->safe_psql('postgres', q{ROLLBACK PREPARED 'unrelated-older'});
+is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM sog.claim(1, 'w6')}),
+	'6|aligned|5', 'then the claim resumes after it');
+
 SogTest::storage_verifies($node, 'postgres');
 $node->stop;
 done_testing();

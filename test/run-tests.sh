@@ -267,7 +267,7 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 # below is the order they run in.  SOG_SUITES (space-separated names) runs
 # only those: make test-versions runs the ones that need a server and no
 # broker against each PostgreSQL major (test/versions/run.sh says which).
-all_suites="released-scripts docs getting-started regress isolation tap alerts model portable portable-regress seq-diff bench-smoke bench-soak demo reliability reliability-checker python-example fuzz"
+all_suites="released-scripts docs getting-started regress isolation tap alerts model portable portable-regress seq-diff bench-smoke bench-soak demo reliability reliability-portable reliability-checker python-example fuzz"
 
 # A released version's install script is never edited again (CHANGELOG):
 # test/released.sha256 holds the checksum of each as released.
@@ -500,6 +500,17 @@ suite_demo() {
 suite_reliability() {
 	run_suite reliability build SKIP_RELIABILITY -- env PG_CONFIG="$PG_CONFIG" \
 		bash "$tree/test/reliability/run.sh" --short
+}
+
+# The same loops against the portable edition (docs/portable.md): its plain
+# script built from the tree and installed in each scenario's database by
+# a role that is not a superuser; five scenarios (baseline, backend-kill,
+# zombie, recovery-race, standby-failover), about 2 minutes
+# (test/reliability/README.md, "The portable edition").  SKIP_RELIABILITY=1
+# skips it too.
+suite_reliability_portable() {
+	run_suite reliability-portable build SKIP_RELIABILITY -- env PG_CONFIG="$PG_CONFIG" \
+		bash "$tree/test/reliability/run.sh" --short --portable
 }
 
 # The offline checker of the reliability loops, shown to catch broken

@@ -4,19 +4,46 @@
 -- result, volatility, strictness, parallel safety, security and comment;
 -- each type, aggregate and operator with its comment; each table with its
 -- options and comment, its columns (type, collation, NOT NULL, default,
--- identity, storage, comment), constraints, indexes and triggers.  Run
--- with psql -At.
+-- identity, storage, comment), constraints, indexes, triggers and row
+-- security policies; each function's argument list (names, modes,
+-- defaults), result and settings; each view's definition (an md5); the
+-- grants of each function, type, table, sequence, column and the schema
+-- (the owner, a different role in each edition, named "owner"; no ACL is
+-- the object kind's default).  Run with psql -At; -v bodies=1 adds each function's language
+-- and the md5 of its body (for an upgrade compared with a fresh install of
+-- the same edition).
+\if :{?bodies}
+\else
+\set bodies 0
+\endif
+-- An ACL as "grantee:privilege" sorted, the object's owner as "owner",
+-- PUBLIC as "PUBLIC"; the grantors left out.
+CREATE FUNCTION pg_temp.grants(acl aclitem[], owner oid) RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT coalesce(string_agg(g, ',' ORDER BY g), '')
+	  FROM (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' WHEN a.grantee = owner THEN 'owner'
+						ELSE a.grantee::regrole::text END || ':' || a.privilege_type
+				   || CASE WHEN a.is_grantable THEN '*' ELSE '' END AS g
+			  FROM aclexplode(acl) a) x
+$$;
+
 SELECT 'function ' || p.oid::regprocedure::text
-	   || ' names=' || coalesce(array_to_string(p.proargnames, ','), '')
-	   || ' returns=' || CASE WHEN p.proretset THEN 'setof ' ELSE '' END || p.prorettype::regtype::text
+	   || ' args=' || pg_get_function_arguments(p.oid)
+	   || ' returns=' || coalesce(pg_get_function_result(p.oid), '')
 	   || ' ' || p.provolatile::text || CASE WHEN p.proisstrict THEN ' strict' ELSE '' END
 	   || ' parallel=' || p.proparallel::text || CASE WHEN p.prosecdef THEN ' definer' ELSE '' END
 	   || ' kind=' || p.prokind::text || ' rows=' || p.prorows
+	   || ' grants=' || pg_temp.grants(coalesce(p.proacl, acldefault('f', p.proowner)), p.proowner)
+	   || ' config=' || coalesce(array_to_string(p.proconfig, ','), '')
+	   || CASE WHEN :bodies = 1 THEN ' language=' || (SELECT lanname FROM pg_language WHERE oid = p.prolang)
+						|| ' body=' || md5(coalesce(p.prosrc, '') || '|' || coalesce(p.probin, '')) ELSE '' END
 	   || ' comment=' || coalesce(obj_description(p.oid, 'pg_proc'), '')
   FROM pg_proc p
  WHERE p.pronamespace = 'sog'::regnamespace
 UNION ALL
-SELECT 'type ' || t.oid::regtype::text || ' comment=' || coalesce(obj_description(t.oid, 'pg_type'), '')
+SELECT 'type ' || t.oid::regtype::text
+	   || ' grants=' || pg_temp.grants(coalesce(t.typacl, acldefault('T', t.typowner)), t.typowner)
+	   || ' comment=' || coalesce(obj_description(t.oid, 'pg_type'), '')
   FROM pg_type t
  WHERE t.typnamespace = 'sog'::regnamespace AND t.typelem = 0
    AND NOT EXISTS (SELECT FROM pg_class c WHERE c.reltype = t.oid)
@@ -27,10 +54,12 @@ SELECT 'operator ' || o.oid::regoperator::text || ' function=' || o.oprcode::reg
 UNION ALL
 SELECT 'table ' || c.oid::regclass::text || ' kind=' || c.relkind::text
 	   || ' options=' || coalesce(array_to_string(c.reloptions, ','), '')
-	   || ' rls=' || c.relrowsecurity
+	   || ' rls=' || c.relrowsecurity || CASE WHEN c.relforcerowsecurity THEN ' forced' ELSE '' END
+	   || ' grants=' || pg_temp.grants(coalesce(c.relacl, acldefault(CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner)), c.relowner)
+	   || CASE WHEN c.relkind IN ('v', 'm') THEN ' view=' || md5(pg_get_viewdef(c.oid)) ELSE '' END
 	   || ' comment=' || coalesce(obj_description(c.oid, 'pg_class'), '')
   FROM pg_class c
- WHERE c.relnamespace = 'sog'::regnamespace AND c.relkind IN ('r', 'v', 'm', 'p')
+ WHERE c.relnamespace = 'sog'::regnamespace AND c.relkind IN ('r', 'v', 'm', 'p', 'S')
 UNION ALL
 SELECT 'column ' || a.attrelid::regclass::text || '.' || quote_ident(a.attname)
 	   || ' type=' || format_type(a.atttypid, a.atttypmod)
@@ -42,6 +71,7 @@ SELECT 'column ' || a.attrelid::regclass::text || '.' || quote_ident(a.attname)
 	   || ' default=' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
 	   || ' identity=' || a.attidentity::text
 	   || CASE WHEN format_type(a.atttypid, NULL) = 'sog."position"' THEN '' ELSE ' storage=' || a.attstorage::text END
+	   || CASE WHEN a.attacl IS NOT NULL THEN ' grants=' || pg_temp.grants(a.attacl, c.relowner) ELSE '' END
 	   || ' comment=' || coalesce(col_description(a.attrelid, a.attnum), '')
   FROM pg_attribute a
   JOIN pg_class c ON c.oid = a.attrelid
@@ -61,4 +91,14 @@ SELECT 'trigger ' || tgrelid::regclass::text || '.' || quote_ident(tgname) || ' 
 	   || ' enabled=' || tgenabled::text
   FROM pg_trigger
  WHERE NOT tgisinternal AND tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'sog'::regnamespace)
+UNION ALL
+SELECT 'schema sog grants=' || pg_temp.grants(coalesce(n.nspacl, acldefault('n', n.nspowner)), n.nspowner)
+	   || ' comment=' || coalesce(obj_description(n.oid, 'pg_namespace'), '')
+  FROM pg_namespace n WHERE n.nspname = 'sog'
+UNION ALL
+SELECT 'policy ' || p.polrelid::regclass::text || '.' || quote_ident(p.polname)
+	   || ' def=' || p.polcmd::text || ' ' || coalesce(pg_get_expr(p.polqual, p.polrelid), '')
+	   || ' check=' || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '')
+  FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+ WHERE c.relnamespace = 'sog'::regnamespace
 ORDER BY 1;

@@ -19,14 +19,14 @@
 #      spec's CREATE EXTENSION run as sog_tle_admin;
 #   5. TAP: the crash tests (t/001-004, t/013: kills mid-sink, immediate
 #      and SIGKILL restarts, a recovery interrupted, a pipelined worker
-#      killed at each step) and t/014 (sink transactions prepared by a
+#      killed at each step), t/012 (a claim that times out names the
+#      transaction holding the checkpoint: prepared, or an apply in a
+#      savepoint) and t/014 (sink transactions prepared by a
 #      two-phase coordinator, gaps among them) on the portable edition
 #      (SogTest::extension_node makes its node from the private copy when
 #      SOG_PORTABLE_INSTALL is set); t/015_edition_move.pl: a database
 #      moved from the C edition to the portable one and back by pg_dump and
-#      pg_restore.  (t/012 is left out: a claim blocked by an apply inside
-#      a savepoint of an open transaction names "an open transaction", not
-#      its backend, on the portable edition: docs/portable.md, "Left".)
+#      pg_restore.
 #
 #   test/portable/regress.sh [--major N] [--allow-missing] [TEST...]
 #
@@ -223,14 +223,14 @@ if [ -n "$isolation" ]; then
 fi
 
 if [ ${#only[@]} -eq 0 ]; then
-	say "TAP: the crash tests (t/001-004, t/013) and two-phase sink transactions (t/014) on the portable edition, t/015_edition_move.pl (C -> portable -> C)"
+	say "TAP: the crash tests (t/001-004, t/013), the holder named (t/012) and two-phase sink transactions (t/014) on the portable edition, t/015_edition_move.pl (C -> portable -> C)"
 	pgxsdir=$(cd "$(dirname "$pgxs")/../.." && pwd)
 	mkdir -p "$tmp/tap" && chown postgres: "$tmp/tap"
 	if (cd "$tmp/tree" && as_pg env PATH="$sysbin:$PATH" TESTDIR="$tmp/tap" PG_REGRESS="$pg_regress" \
 		SOG_PORTABLE_INSTALL="$R/usr/lib/postgresql/$major" SOG_PORTABLE_TLE_SQL="$out_dir/pg_tle.sql" \
 		prove -I "$pgxsdir/src/test/perl" -I t t/001_crash_mid_sink.pl t/002_immediate_restart.pl \
 			t/003_kill9_restart.pl t/004_recovery_crash.pl \
-			t/013_pipelined_crash.pl t/014_two_phase.pl \
+			t/012_prepared_claim.pl t/013_pipelined_crash.pl t/014_two_phase.pl \
 			t/015_edition_move.pl) >"$tmp/tap.log" 2>&1; then
 		tail -2 "$tmp/tap.log"
 	else

@@ -2,10 +2,8 @@
 #
 # test/portable/run.sh: the portable edition (docs/portable.md) installed
 # the way a managed service's user installs it, and compared with the C
-# edition.  Today it covers the part of the surface ported so far: the 1.0
-# script up to sog.register (positions, hashes, halt evaluation, the tables
-# of checkpoints, receipts, gaps and manifests with their guard trigger),
-# which portable/build.pl builds as the extension sog_part:
+# edition (make test's suite portable; regress.sh and seq_run.sh run the
+# C edition's tests and random call sequences against it):
 #
 #   1. pg_tle 1.5.3 from ../shared/vendor (test/portable/vendor path below),
 #      built against this machine's PostgreSQL into build/pg_tle/<major>/
@@ -13,10 +11,11 @@
 #   2. a private copy of PostgreSQL with pg_tle and without the C edition
 #      (pg_tle refuses an extension name a file-based extension has), a
 #      throwaway cluster with shared_preload_libraries = pg_tle;
-#   3. as a role that is not a superuser and holds pgtle_admin:
-#      pgtle.install_extension, then CREATE EXTENSION; as a role with CREATE
-#      on its database only: psql -f <part>-install.sql, twice (the second
-#      run finds it installed);
+#   3. the whole edition built by portable/build.pl; as a role that is not
+#      a superuser and holds pgtle_admin: pg_tle.sql
+#      (pgtle.install_extension), then CREATE EXTENSION; as a role with
+#      CREATE on its database only: psql -f install.sql, twice (the second
+#      run finds it installed), and the plain script's refusals;
 #   4. the contract's vectors (test/contract-v1.json) against both installs;
 #   5. the differential: test/portable/pure_diff.sql over the inputs of
 #      test/portable/gen_inputs.pl, against the C edition (installed on the
@@ -26,24 +25,36 @@
 #      (test/portable/receipt_runs.sql) against sog.receipt_rows, and read
 #      back;
 #   6. the catalog (test/portable/catalog.sql): every function, type,
-#      operator, table, column, constraint, index and trigger of the part
-#      that the C edition installed at 1.0 has too, described the same; the
-#      C functions portable/ omits absent.
+#      operator, table, column, constraint, index, trigger and grant of the
+#      C edition at its default version, described the same in both
+#      installs; the C functions portable/ omits (@omit) absent, nothing of
+#      the C edition missing;
+#   7. an upgrade in place (test/portable/upgrade.sh): a next version made
+#      from this tree, installed over this one by its plain script and by
+#      ALTER EXTENSION UPDATE through pg_tle's update path, must equal a
+#      fresh install of it, function bodies included, with its rows kept.
 #
-#   test/portable/run.sh [--major N]
+#   test/portable/run.sh [--major N] [--bless]
+#
+# --bless writes what the portable edition installs beyond the C edition
+# (its own objects, described) to test/portable/portable_only.txt, after a
+# change to portable/ that adds or changes them: review its diff.
 #
 # Prints "portable: passed (...)" or the failures; exit status 1 on any.
 
 set -uo pipefail
+export LC_ALL=C		# sort, join and comm agree on one order
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srcdir=$(cd "$here/../.." && pwd)
 source "$srcdir/test/lib.sh"
 
 major=15
+bless=0
 while [ $# -gt 0 ]; do
 	case $1 in
 		--major) major=$2; shift 2 ;;
-		*) echo "usage: $0 [--major N]" >&2; exit 2 ;;
+		--bless) bless=1; shift ;;
+		*) echo "usage: $0 [--major N] [--bless]" >&2; exit 2 ;;
 	esac
 done
 
@@ -61,7 +72,6 @@ finish() {
 }
 
 ext=stream_offset_guard
-part=sog_part
 tarball=${PG_TLE_TARBALL:-$srcdir/../shared/vendor/pg_tle/pg_tle-1.5.3.tar.gz}
 sysbin=/usr/lib/postgresql/$major/bin
 
@@ -89,12 +99,12 @@ source "$here/lib.sh"
 
 portable_tle
 
-# --- 2. the part, built from the tree --------------------------------------------------
+# --- 2. the whole edition, built from the tree -------------------------------------------
 
-say "build ($part: the 1.0 script up to sog.register)"
+say "build (portable/build.pl)"
 out_dir=$tmp/portable
 perl "$srcdir/portable/build.pl" --self-test || fail "portable/build.pl --self-test"
-if ! perl "$srcdir/portable/build.pl" --out "$out_dir" --until '^CREATE FUNCTION sog\.register\(' --name "$part"; then
+if ! perl "$srcdir/portable/build.pl" --out "$out_dir"; then
 	fail "portable/build.pl"
 	finish
 fi
@@ -119,17 +129,17 @@ GRANT pgtle_admin TO sog_tle_admin;
 EOF
 
 say "pg_tle: install_extension and CREATE EXTENSION as sog_tle_admin (pgtle_admin, not a superuser)"
-if psql_t -U sog_tle_admin -d tle -f "$out_dir/$part-pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
-	psql_t -U sog_tle_admin -d tle -c "CREATE EXTENSION $part" >>"$tmp/tle-install.log" 2>&1; then
-	psql_t -U sog_tle_admin -d tle -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$part'"
+if psql_t -U sog_tle_admin -d tle -f "$out_dir/pg_tle.sql" >"$tmp/tle-install.log" 2>&1 &&
+	psql_t -U sog_tle_admin -d tle -c "CREATE EXTENSION $ext" >>"$tmp/tle-install.log" 2>&1; then
+	psql_t -U sog_tle_admin -d tle -At -c "SELECT 'installed ' || extname || ' ' || extversion || ' by ' || extowner::regrole || ', superuser: ' || (SELECT rolsuper FROM pg_roles WHERE oid = extowner) FROM pg_extension WHERE extname = '$ext'"
 else
 	cat "$tmp/tle-install.log"
 	fail "install through pg_tle as a pgtle_admin role"
 fi
 
 say "plain script: psql -f as sog_plain_owner (CREATE on the database only), twice"
-if psql_t -U sog_plain_owner -d plain -f "$out_dir/$part-install.sql" >"$tmp/plain-install.log" 2>&1 &&
-	psql_t -U sog_plain_owner -d plain -f "$out_dir/$part-install.sql" >>"$tmp/plain-install.log" 2>&1; then
+if psql_t -U sog_plain_owner -d plain -f "$out_dir/install.sql" >"$tmp/plain-install.log" 2>&1 &&
+	psql_t -U sog_plain_owner -d plain -f "$out_dir/install.sql" >>"$tmp/plain-install.log" 2>&1; then
 	grep -h "already installed" "$tmp/plain-install.log" || fail "the second run of the plain script did not find it installed"
 	psql_t -U sog_plain_owner -d plain -At -c "SELECT 'installed portable ' || version || ', schema owner ' || (SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog') FROM sog.portable_version"
 else
@@ -142,7 +152,7 @@ psql_t -U postgres -d postgres -c "CREATE DATABASE bare" -c "GRANT CREATE ON DAT
 psql_t -U sog_plain_owner -d bare -c "CREATE SCHEMA sog" >/dev/null
 refused() {		# refused DB ROLE PATTERN WHAT
 	local out
-	if out=$(psql_t -U "$2" -d "$1" -f "$out_dir/$part-install.sql" 2>&1); then
+	if out=$(psql_t -U "$2" -d "$1" -f "$out_dir/install.sql" 2>&1); then
 		fail "the plain script ran where it must refuse: $4"
 	elif printf '%s\n' "$out" | grep -q "$3"; then
 		echo "refused ($4): $(printf '%s\n' "$out" | grep -m1 "$3" | sed 's/^psql:[^ ]* //')"
@@ -153,9 +163,12 @@ refused() {		# refused DB ROLE PATTERN WHAT
 }
 refused tle sog_tle_admin "installed as an extension" "the extension is installed in the database"
 refused bare sog_plain_owner 'schema "sog" exists but holds no portable edition' "a schema sog of something else"
+installed_version=$(psql_t -At -U sog_plain_owner -d plain -c "SELECT version FROM sog.portable_version")
 psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = '0.9'" >/dev/null
 refused plain sog_plain_owner "cannot upgrade the portable edition installed here" "a version it has no path from"
-psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = (SELECT version FROM sog.portable_version)" >/dev/null
+psql_t -U sog_plain_owner -d plain -c "UPDATE sog.portable_version SET version = '$installed_version'" >/dev/null
+again=$(psql_t -U sog_plain_owner -d plain -f "$out_dir/install.sql" 2>&1)
+grep -q "is already installed" <<<"$again" || fail "the plain script does not find its version installed again after the refusal"
 
 # --- 4. the contract's vectors ----------------------------------------------------------------
 
@@ -217,43 +230,122 @@ done
 
 # --- 6. the catalog: the same surface ------------------------------------------------------
 
-say "catalog: every object of the part described as the C edition describes it"
-# The part is a prefix of the replay of the 1.0 script: what it holds is
-# compared with the C edition installed at 1.0 (the later scripts change
-# some of those objects; the whole edition will be compared at 1.2).
-as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d postgres -c "CREATE DATABASE c10" >/dev/null &&
-	as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d c10 -c "CREATE EXTENSION $ext VERSION '1.0'" >/dev/null ||
-	fail "the C edition at 1.0"
-as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d c10 -f "$here/catalog.sql" >"$tmp/c.cat" 2>&1 ||
+say "catalog: every object of the C edition described the same in the portable edition"
+as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d postgres -c "CREATE DATABASE cdefault" >/dev/null &&
+	as_pg "$sysbin/psql" -X -q -h "$csock" -U postgres -d cdefault -c "CREATE EXTENSION $ext" >/dev/null ||
+	fail "the C edition at its default version"
+as_pg "$sysbin/psql" -X -q -At -h "$csock" -U postgres -d cdefault -f "$here/catalog.sql" >"$tmp/c.cat" 2>&1 ||
 	fail "catalog.sql on the C edition"
-for db in tle plain; do
-	psql_t -At -U postgres -d "$db" -f "$here/catalog.sql" >"$tmp/$db.cat" 2>&1 || { fail "catalog.sql ($db)"; continue; }
-	# key: the object's identity (what comes before its first attribute)
-	key() { sed -E 's/ (names|comment|function|kind|type|def)=.*//' "$1"; }
+# the signatures portable/*.sql omits (@omit), flattened as catalog lines are
+grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit /function /; s/[ "]//g' | sort >"$tmp/omitted"
+[ -s "$tmp/omitted" ] || fail "no @omit line found in portable/*.sql (the omission checks would see nothing)"
+# key: the object's identity (what comes before its first attribute)
+key() { sed -E 's/ (args|comment|function|kind|type|def|grants)=.*//' "$1"; }
+# the C edition's lines the portable edition may describe otherwise, each
+# with the portable line it must then be (catalog_differences.txt)
+grep -v '^#' "$here/catalog_differences.txt" | grep . | sort >"$tmp/differences"
+# compare_catalog DB: the checks below for the install in DB; each problem
+# through $on_fail (fail, or the mutants' recorder)
+on_fail=fail
+compare_catalog() {
+	local db=$1 unexpected public definer unpinned
+	psql_t -At -U postgres -d "$db" -f "$here/catalog.sql" >"$tmp/$db.cat" 2>&1 || { $on_fail "catalog.sql ($db)"; return; }
 	paste -d'\t' <(key "$tmp/c.cat") "$tmp/c.cat" | sort -t$'\t' -k1,1 >"$tmp/c.keyed"
 	paste -d'\t' <(key "$tmp/$db.cat") "$tmp/$db.cat" | sort -t$'\t' -k1,1 >"$tmp/$db.keyed"
-	shared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print "  C:        " $2; print "  portable: " $3 }')
+	join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print $3 }' | sort >"$tmp/$db.differs"
 	nshared=$(join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | wc -l)
-	only=$(join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1)
-	if [ -n "$shared" ]; then
-		printf '%s\n' "$shared" | cut -c1-300 | head -40
-		fail "the portable edition ($db) describes $(printf '%s\n' "$shared" | grep -c '^  C:') object(s) differently"
+	unexpected=$(comm -23 "$tmp/$db.differs" "$tmp/differences")
+	if [ -n "$unexpected" ]; then
+		join -t$'\t' -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | awk -F'\t' '$2 != $3 { print "  C:        " $2; print "  portable: " $3 }' |
+			grep -F -A0 -B1 -f <(printf '%s\n' "$unexpected" | sed 's/^/  portable: /') | grep -v '^--$' | cut -c1-400 | head -40
+		$on_fail "the portable edition ($db) describes $(printf '%s\n' "$unexpected" | grep -c .) object(s) otherwise than the C edition (and catalog_differences.txt)"
 	fi
-	# what only the portable edition has: its helpers, none of which the C
-	# edition has under another signature of the same name unless listed
-	echo "$db: $nshared objects described as in the C edition; portable only: $(printf '%s\n' "$only" | grep -c .) ($(printf '%s\n' "$only" | sed -E 's/^(function|type|operator) //; s/\(.*//' | sort -u | tr '\n' ' '))"
-	# the C functions the part omits (portable/*.sql's @omit lines) must be
-	# absent (the probe must see one that is there)
-	# (into a file first: grep -q ends early, and with pipefail a writer's
-	# SIGPIPE would fail the pipeline)
-	tr -d ' "' <"$tmp/$db.cat" >"$tmp/$db.flat"
-	grep -qF 'functionsog.position_lt(sog.position,sog.position)' "$tmp/$db.flat" ||
-		fail "$db: the omission probe does not see sog.position_lt"
-	for sig in $(grep -ho '^-- @omit [^:]*' "$srcdir"/portable/*.sql | sed 's/^-- @omit //; s/ //g'); do
-		if grep -qF "function$sig" "$tmp/$db.flat"; then
-			fail "$db: $sig is omitted by portable/, yet installed"
-		fi
-	done
+	# what the C edition has and the portable one lacks: the omitted
+	# functions only (compared without spaces and quotes)
+	join -t$'\t' -v1 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f1 | tr -d ' "' | sort >"$tmp/$db.c_only"
+	if ! cmp -s "$tmp/$db.c_only" "$tmp/omitted"; then
+		diff "$tmp/omitted" "$tmp/$db.c_only" | grep '^[<>]' | sed 's/^</  omitted, yet installed:/; s/^>/  missing from the portable edition:/' | head -20
+		$on_fail "$db: the C edition's objects missing from the portable edition are not exactly the omitted ones"
+	fi
+	# what only the portable edition has, described whole (grants, row
+	# security, settings): exactly portable_only.txt (the plain script's
+	# install has its version table too)
+	join -t$'\t' -v2 -j1 "$tmp/c.keyed" "$tmp/$db.keyed" | cut -f2 | sort >"$tmp/$db.only"
+	if [ "$db" = plain ] && [ "$bless" = 1 ]; then
+		{
+			echo "# test/portable/portable_only.txt: every object the portable edition installs"
+			echo "# beyond the C edition's, as test/portable/catalog.sql describes it (the plain"
+			echo "# script's install); run.sh fails on any difference.  Written by"
+			echo "# 'bash test/portable/run.sh --bless' after a change to portable/: review its diff."
+			cat "$tmp/$db.only"
+		} >"$here/portable_only.txt"
+		echo "portable: --bless: wrote test/portable/portable_only.txt ($(wc -l <"$tmp/$db.only") objects)"
+	fi
+	grep -v '^#' "$here/portable_only.txt" | sort >"$tmp/only.expected"
+	[ "$db" = tle ] && sed -i '/sog\.portable_version/d' "$tmp/only.expected"
+	if ! cmp -s "$tmp/only.expected" "$tmp/$db.only"; then
+		diff "$tmp/only.expected" "$tmp/$db.only" | grep '^[<>]' | sed 's/^</  expected:  /; s/^>/  installed: /' | cut -c1-300 | head -30
+		$on_fail "$db: the portable edition's own objects differ from test/portable/portable_only.txt (after an intended change: run.sh --bless, and review the diff)"
+	fi
+	# what PUBLIC may use of them: each listed with its reason
+	public=$(grep -E 'grants=([^ ]*,)?PUBLIC:' "$tmp/$db.only" | sed -E 's/ (args|kind)=.*//' |
+		grep -vxF -f "$here/public_helpers.txt" || true)
+	if [ -n "$public" ]; then
+		printf '%s\n' "$public" | sed 's/^/  /' | head -20
+		$on_fail "$db: portable-only objects open to PUBLIC that test/portable/public_helpers.txt does not list"
+	fi
+	# and a SECURITY DEFINER one open to PUBLIC is an entry (its first step
+	# checks the caller's key), nothing else; every SECURITY DEFINER
+	# function pins its search_path
+	definer=$(grep -E ' definer .*grants=([^ ]*,)?PUBLIC:' "$tmp/$db.only" | grep -vE '^function sog\.[a-z_0-9]+_entry\(uuid' || true)
+	if [ -n "$definer" ]; then
+		printf '%s\n' "$definer" | cut -c1-200 | sed 's/^/  /' | head -20
+		$on_fail "$db: a SECURITY DEFINER function of the portable edition open to PUBLIC is not an entry"
+	fi
+	unpinned=$(grep -E '^function .* definer ' "$tmp/$db.cat" | grep -vF ' config=search_path=pg_catalog, pg_temp ' || true)
+	if [ -n "$unpinned" ]; then
+		printf '%s\n' "$unpinned" | cut -c1-200 | sed 's/^/  /' | head -20
+		$on_fail "$db: a SECURITY DEFINER function without search_path = pg_catalog, pg_temp"
+	fi
+	echo "$db: $nshared objects described as in the C edition, grants included ($(grep -c . "$tmp/$db.differs") as catalog_differences.txt says); $(wc -l <"$tmp/omitted") omitted, as listed; $(wc -l <"$tmp/$db.only") of its own, as portable_only.txt says"
+}
+for db in plain tle; do		# plain first: --bless writes from it
+	compare_catalog "$db"
 done
 
-finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog's description of the part"
+# The checks can fail: an install changed the ways a review found the
+# earlier checks blind to must be refused, each change on its own.
+mutant_problems=()
+record() { mutant_problems+=("$*"); }
+psql_t -U postgres -d postgres -c "CREATE DATABASE mutant" -c "GRANT CREATE ON DATABASE mutant TO sog_plain_owner" >/dev/null &&
+	psql_t -U sog_plain_owner -d mutant -f "$out_dir/install.sql" >/dev/null 2>&1 || fail "the mutants' install"
+nmutants=0
+while IFS='|' read -r what change undo; do
+	nmutants=$((nmutants + 1))
+	psql_t -U postgres -d mutant -c "$change" >/dev/null </dev/null || { fail "mutant ($what): $change"; continue; }
+	mutant_problems=()
+	on_fail=record
+	compare_catalog mutant >/dev/null </dev/null
+	on_fail=fail
+	psql_t -U postgres -d mutant -c "$undo" >/dev/null </dev/null || fail "mutant ($what): $undo"
+	if [ ${#mutant_problems[@]} -eq 0 ]; then
+		fail "the catalog comparison does not see a mutant: $what"
+	fi
+done <<'MUTANTS'
+a policy opening sog.caller_key|CREATE POLICY open ON sog.caller_key FOR SELECT USING (true)|DROP POLICY open ON sog.caller_key
+row security off on sog.caller_key|ALTER TABLE sog.caller_key DISABLE ROW LEVEL SECURITY|ALTER TABLE sog.caller_key ENABLE ROW LEVEL SECURITY
+TRUNCATE on sog.caller_key for PUBLIC|GRANT TRUNCATE ON sog.caller_key TO PUBLIC|REVOKE TRUNCATE ON sog.caller_key FROM PUBLIC
+a column of sog.checkpoint readable by PUBLIC|GRANT SELECT (provider_token) ON sog.checkpoint TO PUBLIC|REVOKE SELECT (provider_token) ON sog.checkpoint FROM PUBLIC
+a SECURITY DEFINER entry without its search_path|ALTER FUNCTION sog.claim_entry(uuid, bigint, text, text) RESET search_path|ALTER FUNCTION sog.claim_entry(uuid, bigint, text, text) SET search_path = pg_catalog, pg_temp
+a column added to sog.checkpoint|ALTER TABLE sog.checkpoint ADD COLUMN mutant text|ALTER TABLE sog.checkpoint DROP COLUMN mutant
+the status view without its security barrier|ALTER VIEW sog.status RESET (security_barrier)|ALTER VIEW sog.status SET (security_barrier = true)
+a helper made SECURITY DEFINER|ALTER FUNCTION sog.cut(text) SECURITY DEFINER|ALTER FUNCTION sog.cut(text) SECURITY INVOKER
+MUTANTS
+compare_catalog mutant >/dev/null		# undone: as installed
+echo "mutants: $nmutants changes to an install, each seen by the comparison"
+
+# --- 7. an update in place -------------------------------------------------------------------
+
+source "$here/upgrade.sh"
+
+finish "pg_tle and plain installs as roles that are not superusers, contract vectors, $(wc -l <"$tmp/c.out") answers compared with the C edition, the catalog with its grants, an update in place by each install equal to a fresh install"

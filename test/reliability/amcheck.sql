@@ -1,6 +1,9 @@
 -- test/reliability/amcheck.sql: amcheck on every relation of the extension
 -- (its tables, their TOAST tables and every btree index of both) and on the
 -- workload's sink: bt_index_check(heapallindexed => true) and verify_heapam.
+-- With -v portable=on the relations are those of schema sog (the portable
+-- edition's plain script makes no extension to depend on); else those
+-- that depend on the extension stream_offset_guard.
 -- Writes one row per relation and check to the file :out:
 -- (relation, check, 'ok' or what was found).  An error raised by a check is
 -- caught and reported as its result.
@@ -24,6 +27,11 @@ EXCEPTION WHEN OTHERS THEN
 	RETURN format('ERROR %s: %s', SQLSTATE, SQLERRM);
 END
 $$;
+\if :portable
+SELECT 'sog' AS sog_schema \gset
+\else
+SELECT '' AS sog_schema \gset
+\endif
 \pset format unaligned
 \pset tuples_only on
 \pset fieldsep '\t'
@@ -34,6 +42,9 @@ WITH ext_tables AS (
 	  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'stream_offset_guard'
 	  JOIN pg_class c ON c.oid = d.objid AND d.classid = 'pg_class'::regclass
 	 WHERE d.deptype = 'e' AND c.relkind = 'r'
+	UNION
+	SELECT c.oid FROM pg_class c
+	 WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = :'sog_schema') AND c.relkind = 'r'
 	UNION
 	SELECT 'rel.sink'::regclass::oid
 ), tables AS (

@@ -73,7 +73,8 @@ sub anomaly
 # ---------------------------------------------------------------- logs
 
 my (%tx, %apply, %rpage, %rows_logged, @claims, %promote_inv, @promotes,
-	%recbegin, @halts, %halt_inv, @status, %verify, $ops, %skips, %drained);
+	%recbegin, @halts, %halt_inv, @status, %verify, $ops, %skips, %drained,
+	@prune_refused);
 $ops = 0;
 my %protocol_op = map { $_ => 1 } qw(claim note apply page halt verify
   recbegin rpage promote skip report resolve register ownercheck prune);
@@ -175,6 +176,10 @@ for my $file (sort glob("$dir/logs/*.log"))
 						$f->{applied}, $f->{gen}, "$proc promote $f->{tag}" ];
 				}
 			}
+		}
+		elsif ($op eq 'prune' && $phase eq 'refused')
+		{
+			push @prune_refused, { %$f, t1 => $ts, proc => $proc };
 		}
 		elsif ($op eq 'recbegin' && $phase eq 'ok')
 		{
@@ -317,10 +322,28 @@ for (tsv('manifest'))
 }
 for (tsv('recovery'))
 {
-	my ($id, $cp, $gen, $state, $rgen, $tok, $last, $adv, $ts) = @$_;
-	push @recovery, { id => $id, cp => $cp, gen => $gen, state => $state, rgen => $rgen, ts => $ts };
+	my ($id, $cp, $gen, $state, $rgen, $tok, $last, $adv, $ts, $anchor) = @$_;
+	push @recovery, { id => $id, cp => $cp, gen => $gen, state => $state, rgen => $rgen, ts => $ts,
+		anchor => $anchor };
 }
 my %rec_by_id = map { $_->{id} => $_ } @recovery;
+
+# prune_receipts refused under an open recovery attempt (55000, logged by the
+# operator as "prune refused"): justified only if the attempt it cites is of
+# that checkpoint, its anchor is at or below the prune's position (or it
+# has none: it reads from the start), and it was still open when the prune
+# began (never concluded, or its conclusion committed after that).
+for my $p (@prune_refused)
+{
+	my $r = $rec_by_id{ $p->{rid} };
+	my $why = !$r ? "attempt $p->{rid} does not exist"
+	  : $r->{cp} ne $p->{cp} ? "attempt $p->{rid} is of checkpoint $r->{cp}"
+	  : (defined $r->{anchor} && $r->{anchor} > $p->{through}) ? "attempt $p->{rid}'s anchor $r->{anchor} is above $p->{through}"
+	  : ($r->{state} ne 'open' && defined $r->{ts} && $r->{ts} < $p->{t0}) ? "attempt $p->{rid} was concluded ($r->{state}) at $r->{ts}, before the prune began at $p->{t0}"
+	  : undef;
+	anomaly('prune_refusal_unjustified', "$p->{proc} prune of checkpoint $p->{cp} through $p->{through}: $why")
+	  if defined $why;
+}
 
 # ---------------------------------------------------------------- unknown outcomes
 
@@ -638,7 +661,7 @@ my %r = (
 	resolved_committed => $unres_committed, resolved_aborted => $unres_aborted,
 	amcheck => $amcheck_bad, amcheck_relations => $amcheck_rels, anomalies => $anomalies,
 	acked_events => scalar(keys %acked_workload), excused => $excused,
-	unrecorded_events => $unrecorded_events,
+	unrecorded_events => $unrecorded_events, prune_refused => scalar(@prune_refused),
 	fault_kinds => join(',', map { "$_:$fault_kinds{$_}" } sort keys %fault_kinds) || 'none',
 	anomaly_kinds => join(',', map { "$_:$detail{anomaly_kinds}{$_}" } sort keys %{ $detail{anomaly_kinds} // {} }) || 'none',
 );

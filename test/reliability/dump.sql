@@ -17,7 +17,7 @@ COPY (SELECT id, checkpoint_id, generation, coalesce(from_position::text, '0'), 
 \o manifest.tsv
 COPY (SELECT id, checkpoint_id, generation, kind, owner, coalesce(source_cursor::text, '0'), coalesce(applied_position::text, '0'), verdict, gap_id, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint, note FROM sog.manifest_log ORDER BY id) TO STDOUT;
 \o recovery.tsv
-COPY (SELECT id, checkpoint_id, generation, state, result_generation, successor_token, last_position::text, advance_through::text, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint FROM sog.recovery ORDER BY id) TO STDOUT;
+COPY (SELECT id, checkpoint_id, generation, state, result_generation, successor_token, last_position::text, advance_through::text, (extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000)::bigint, anchor::text FROM sog.recovery ORDER BY id) TO STDOUT;
 \o receipts.tsv
 COPY (SELECT c.id, r."position"::text, encode(r.payload_digest, 'hex') FROM sog.checkpoint c, LATERAL sog.receipts(c.id) r ORDER BY 1, 2) TO STDOUT;
 

@@ -9,8 +9,18 @@
 #                                           test/reliability/results-short.md
 #   bash test/reliability/run.sh --selftest deliberately broken consumers: the
 #                                           checker must see each breakage
+#   bash test/reliability/run.sh --short --portable
+#                                           the portable edition (docs/portable.md)
+#                                           instead of the C one: five scenarios
+#                                           (about 2 minutes; make test's suite
+#                                           reliability-portable); writes
+#                                           test/reliability/results-portable-short.md
 #   options: --only a,b (scenarios by name), --list, --keep (keep the run
-#   directory), --seconds N (fault time per scenario, overrides the mode)
+#   directory), --seconds N (fault time per scenario, overrides the mode),
+#   --portable (with any mode: the workload database gets the portable
+#   edition, built from the same source by portable/build.pl and installed
+#   with its plain script by a role that is not a superuser and has CREATE
+#   on that database only, instead of CREATE EXTENSION)
 #
 # Each scenario runs on its own throwaway cluster (unix socket only, ports
 # 55500-55549, as the postgres OS user when run as root): a workload of
@@ -45,17 +55,22 @@ ONLY=""
 KEEP=${KEEP:-0}
 SECONDS_OVERRIDE=""
 ALL_SCENARIOS="baseline backend-kill postmaster-crash zombie timeouts recovery-race standby-failover ddl disk-full"
+# --short --portable: the subset that fits about 2 minutes (README, "The
+# portable edition")
+PORTABLE_SHORT_SCENARIOS="baseline backend-kill zombie recovery-race standby-failover"
+EDITION=c
 SELF_SCENARIOS="selftest-ignore-answer selftest-own-cursor selftest-nofence"
 while [ $# -gt 0 ]; do
 	case $1 in
 		--short) MODE=short ;;
 		--full) MODE=full ;;
 		--selftest) MODE=selftest ;;
+		--portable) EDITION=portable ;;
 		--only) ONLY=${2//,/ }; shift ;;
 		--keep) KEEP=1 ;;
 		--seconds) SECONDS_OVERRIDE=$2; shift ;;
-		--list) echo "$ALL_SCENARIOS"; echo "$SELF_SCENARIOS"; exit 0 ;;
-		-h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+		--list) echo "$ALL_SCENARIOS"; echo "$SELF_SCENARIOS"; echo "--short --portable: $PORTABLE_SHORT_SCENARIOS"; exit 0 ;;
+		-h|--help) sed -n '2,46p' "$0"; exit 0 ;;
 		*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -75,6 +90,8 @@ if [ -n "$ONLY" ]; then
 	SCENARIOS=$ONLY
 elif [ "$MODE" = selftest ]; then
 	SCENARIOS=$SELF_SCENARIOS
+elif [ "$MODE" = short ] && [ "$EDITION" = portable ]; then
+	SCENARIOS=$PORTABLE_SHORT_SCENARIOS
 else
 	SCENARIOS=$ALL_SCENARIOS
 fi
@@ -121,7 +138,19 @@ if [ "$REL_SOURCE" != worktree ]; then
 else
 	sog_copy_tree "$srcdir" "$RUN_DIR/build/ext"
 fi
-if ! make -C "$RUN_DIR/build/ext" -s with_llvm=no PG_CONFIG="$PG_CONFIG" >"$RUN_DIR/build/ext.log" 2>&1 ||
+if [ "$EDITION" = portable ]; then
+	# the plain script, from the same source; the C edition is neither built
+	# nor installed (one already installed in PG_CONFIG's PostgreSQL is
+	# left alone: the script never loads it)
+	PORTABLE_DIR=$RUN_DIR/build/portable
+	if ! perl "$RUN_DIR/build/ext/portable/build.pl" --out "$PORTABLE_DIR" >"$RUN_DIR/build/portable.log" 2>&1; then
+		cat "$RUN_DIR/build/portable.log"; echo "run.sh: portable/build.pl failed" >&2; exit 1
+	fi
+	if [ ! -s "$PORTABLE_DIR/install.sql" ]; then
+		echo "run.sh: portable/build.pl wrote no $PORTABLE_DIR/install.sql" >&2; exit 1
+	fi
+	chmod -R a+rX "$RUN_DIR/build"
+elif ! make -C "$RUN_DIR/build/ext" -s with_llvm=no PG_CONFIG="$PG_CONFIG" >"$RUN_DIR/build/ext.log" 2>&1 ||
    ! as_root make -C "$RUN_DIR/build/ext" -s with_llvm=no PG_CONFIG="$PG_CONFIG" install >>"$RUN_DIR/build/ext.log" 2>&1; then
 	cat "$RUN_DIR/build/ext.log"; echo "run.sh: building the extension failed" >&2; exit 1
 fi
@@ -135,7 +164,7 @@ LOAD=$RUN_DIR/build/driver/sogload
 "$LOAD" hashcheck >/dev/null || { echo "run.sh: the driver's SHA-256 is wrong" >&2; exit 1; }
 if [ "$REL_SOURCE" = worktree ]; then
 	HEAD=$(git -C "$srcdir" log -1 --format='%h %s' 2>/dev/null || echo unknown)
-	DIRTY=$(git -C "$srcdir" status --porcelain -- src sql 2>/dev/null | wc -l)
+	DIRTY=$(git -C "$srcdir" status --porcelain -- src sql portable 2>/dev/null | wc -l)
 else
 	HEAD=$(git -C "$srcdir" log -1 --format='%h %s' "$rev" 2>/dev/null || echo "$rev")
 	DIRTY=0
@@ -169,8 +198,10 @@ source "$here/scenarios.sh"
 # --- main ---------------------------------------------------------------------------
 
 say "mode $MODE: $DUR s of faults per scenario, $EVENTS events per partition, fsync=$FSYNC, $("$bindir/postgres" --version)"
-say "code: $HEAD$([ "$DIRTY" -gt 0 ] && echo " (+ uncommitted changes in src/ or sql/)")"
+say "edition: $([ "$EDITION" = portable ] && echo "portable (plain script $PORTABLE_DIR/install.sql, installed by a role that is not a superuser)" || echo "C (CREATE EXTENSION)")"
+say "code: $HEAD$([ "$DIRTY" -gt 0 ] && echo " (+ uncommitted changes in src/, sql/ or portable/)")"
 T0=$(date +%s)
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 for s in $SCENARIOS; do
 	t1=$(date +%s)
 	SCEN_INDEX=$((SCEN_INDEX + 1))
@@ -216,14 +247,17 @@ case $MODE in
 	short) out=$here/results-short.md ;;
 	selftest) out=$here/results-selftest.md ;;
 esac
+[ "$EDITION" = portable ] && out=${out/results/results-portable}
+[ "$out" = "$here/results-portable.md" ] && out=$here/results-portable-full.md
 [ -n "$ONLY" ] && out=$RUN_DIR/results.md
 {
-	echo "# Reliability results ($MODE run)"
+	echo "# Reliability results ($MODE run$([ "$EDITION" = portable ] && echo ", portable edition"))"
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -sr);"
 	echo "$("$bindir/postgres" --version); fsync=$FSYNC, synchronous_commit on (remote_apply with the standby);"
 	echo "$DUR s of faults per scenario, $EVENTS source events on each of 6 partitions; code $HEAD$([ "$DIRTY" -gt 0 ] && echo ' plus uncommitted changes')."
-	echo "Total wall time ${TOTAL}s. Single host; process crashes and stops, not power loss."
+	[ "$EDITION" = portable ] && echo "Portable edition: the plain script built by portable/build.pl, run with psql -f by rel_owner (not a superuser; CREATE on database rel only); no CREATE EXTENSION. Scenarios: $SCENARIOS."
+	echo "Total wall time ${TOTAL}s (load average $LOAD0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end). Single host; process crashes and stops, not power loss."
 	echo
 	echo "| scenario | faults | ops | acked events | lost | dup | regressions | zombie commits | double promotions | unrecorded gaps | unknown resolved | amcheck | other anomalies | wall | result |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |"

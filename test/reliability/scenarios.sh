@@ -26,11 +26,40 @@ new_cluster() {		# new_cluster NAME -> sets SD PORT DATA CONN OPCONN MONCONN
 }
 
 load_schema() {		# load_schema PORT; sets HAS_REPORT_GAP
-	psql_su "$1" postgres -c "CREATE DATABASE rel" >/dev/null &&
-	psql_su "$1" rel -v parts=6 -v events="$EVENTS" -f "$here/setup.sql" >"$SD/setup.out" 2>&1 || return 1
+	psql_su "$1" postgres -c "CREATE DATABASE rel" >/dev/null || { echo "load_schema: CREATE DATABASE rel failed"; return 1; }
+	if [ "$EDITION" = portable ]; then
+		install_portable "$1" || return 1
+	fi
+	psql_su "$1" rel -v parts=6 -v events="$EVENTS" -v portable=$([ "$EDITION" = portable ] && echo on || echo off) \
+		-f "$here/setup.sql" >"$SD/setup.out" 2>&1 || { echo "load_schema: setup.sql failed:"; cat "$SD/setup.out"; return 1; }
 	HAS_REPORT_GAP=$(psql_su "$1" rel -c "SELECT to_regprocedure('sog.report_gap(bigint,bigint,sog.position,text,text)') IS NOT NULL")
 	[ "$MODE" != selftest ] && OP_OPTS=$(trim_opt)
 	return 0
+}
+
+# The portable edition's plain script (run.sh built it into PORTABLE_DIR),
+# as test/portable/run.sh installs it: psql -f by a role that is not a
+# superuser and has CREATE on the database only.  Then what it must be: no
+# extension in the database, the edition's version row, no C function.
+install_portable() {	# install_portable PORT
+	local port=$1 got
+	psql_su "$port" postgres -c "CREATE ROLE rel_owner LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE" \
+		-c "GRANT CREATE ON DATABASE rel TO rel_owner" >/dev/null ||
+		{ echo "install_portable: creating the role rel_owner failed"; return 1; }
+	"$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$port" -U rel_owner -d rel \
+		-f "$PORTABLE_DIR/install.sql" >"$SD/portable-install.out" 2>&1 ||
+		{ echo "install_portable: psql -f install.sql as rel_owner failed:"; cat "$SD/portable-install.out"; return 1; }
+	got=$(psql_su "$port" rel -F ' ' -c "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'stream_offset_guard'),
+		(SELECT rolsuper FROM pg_roles WHERE rolname = 'rel_owner'),
+		(SELECT nspowner::regrole FROM pg_namespace WHERE nspname = 'sog'),
+		(SELECT count(*) FROM pg_proc WHERE pronamespace = 'sog'::regnamespace
+			AND prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')),
+		(SELECT version FROM sog.portable_version)" 2>&1)
+	case $got in
+		"0 f rel_owner 0 "?*) echo "$got" >"$SD/portable-installed.txt" ;;
+		*) echo "install_portable: not the portable edition as installed by rel_owner (extensions, rel_owner superuser, schema owner, C functions, version: $got)"
+		   return 1 ;;
+	esac
 }
 
 # --trim for the operator only when the server has report_gap (1.1): without
@@ -49,7 +78,8 @@ finish() {		# finish NAME PORT DATADIR
 		--log "$SD/logs/drain.log" --parts 0:p,1:p,2,3,4:t,5:p --seconds 240 >>"$SD/logs/drain.out" 2>&1
 	(cd "$SD/dump" && psql_su "$port" rel -f "$here/dump.sql") >"$SD/dump.out" 2>&1 ||
 		echo "$(now_us) harness anomaly ok what=dump_failed" >>"$SD/logs/harness.log"
-	psql_su "$port" rel -v out="$SD/dump/amcheck.tsv" -f "$here/amcheck.sql" >"$SD/amcheck.out" 2>&1 ||
+	psql_su "$port" rel -v out="$SD/dump/amcheck.tsv" -v portable=$([ "$EDITION" = portable ] && echo on || echo off) \
+		-f "$here/amcheck.sql" >"$SD/amcheck.out" 2>&1 ||
 		echo "$(now_us) harness anomaly ok what=amcheck_failed msg=$(tr '\n' ' ' <"$SD/amcheck.out")" >>"$SD/logs/harness.log"
 	# what the server logged that nobody should see
 	# (a PANIC on ENOSPC, and the abort of that process, belong to disk-full)

@@ -1,5 +1,7 @@
 -- test/reliability/setup.sql: the workload's database (run as the superuser
--- by run.sh, with psql variables parts, events and tablespace).
+-- by run.sh, with psql variables parts, events and portable: on when run.sh
+-- has installed the portable edition's plain script in it, off for CREATE
+-- EXTENSION).
 --
 -- rel.source  the "provider": events by (part, pos), positions 1..events,
 --             payloads with random bytes; retention marks rows trimmed
@@ -10,7 +12,12 @@
 -- rel.optag   one row per committed driver transaction: an operation whose
 --             COMMIT outcome was unknown is resolved by its tag.
 \set ON_ERROR_STOP 1
+\if :portable
+-- installed already, by its owner rel_owner (scenarios.sh, install_portable)
+SELECT version FROM sog.portable_version;
+\else
 CREATE EXTENSION stream_offset_guard;
+\endif
 CREATE SCHEMA rel;
 CREATE TABLE rel.source (
 	part int NOT NULL,

@@ -2918,14 +2918,25 @@ operator_main(void)
 			 * way a retention policy does.  Not closer than 50: pruning at or
 			 * above an open recovery attempt's anchor (a few below applied)
 			 * stops that attempt as unverifiable (see README.md, "What it
-			 * found").
+			 * found").  An attempt a consumer left open (its session was
+			 * lost inside the recovery page; it then went on applying with
+			 * its token) keeps its old anchor while the applied position
+			 * moves on: prune_receipts then refuses (55000, "while recovery
+			 * attempt N is open") until a claim or promotion concludes it.
+			 * That refusal is logged as "prune refused" with what it cites,
+			 * and check.pl verifies it against the final database (the
+			 * attempt is of that checkpoint, its anchor at or below the
+			 * prune's, and it was not concluded before the prune began);
+			 * any other failure is an anomaly as before.
 			 */
 			char		back[24];
 			const char *pp[1];
 			Res			r4;
+			long long	t_prune = now_us(), rcp, rthrough, rrid;
 
 			snprintf(back, sizeof(back), "%ld", rnd_range(50, 300));
 			pp[0] = back;
+			logev("prune", "invoked", "back=%s", back);
 			r4 = db_exec(&db,
 						 "SELECT checkpoint_id, p, sog.prune_receipts(checkpoint_id, p::sog.position)"
 						 "  FROM (SELECT checkpoint_id, applied_position::text::bigint - $1::bigint AS p"
@@ -2934,6 +2945,11 @@ operator_main(void)
 			if (r4.st == ST_OK && res_ntuples(&r4) > 0)
 				logev("prune", "ok", "cp=%s through=%s dropped=%s", res_val(&r4, 0, 0),
 					  res_val(&r4, 0, 1), res_val(&r4, 0, 2));
+			else if (r4.st == ST_ERR && strcmp(r4.state, "55000") == 0 &&
+					 sscanf(r4.msg, "cannot prune receipts of checkpoint %lld through %lld while recovery attempt %lld is open",
+							&rcp, &rthrough, &rrid) == 3)
+				logev("prune", "refused", "cp=%lld through=%lld rid=%lld t0=%lld sqlstate=%s msg=%s",
+					  rcp, rthrough, rrid, t_prune, r4.state, r4.msg);
 			else if (r4.st != ST_OK)
 			{
 				logev("prune", "failed", "sqlstate=%s msg=%s", r4.state, r4.msg);

@@ -296,6 +296,67 @@ SELECT sog.report_gap(:c7, :g7d, '27', 'retention') > 0 AS reported;
 SELECT from_position, to_position, reason, resolution FROM sog.gaps(:c7) ORDER BY gap_id;
 
 --
+-- 7c. Records a lost recovery attempt applied above the applied position,
+-- which the source has trimmed since: a worker that reads after the trim
+-- cannot deliver them again, and its boundary over what the source still
+-- holds closes (the reliability loops found every successor refused for
+-- ever: the check folded those receipts, verify_gap did not).  Each
+-- record is applied once and the recovered ones stay.  A worker that read
+-- them before the trim delivers them again and closes it as well (7d).
+--
+-- recovered(consumer): applied 1..20 with page token T20; a recovery
+-- attempt from anchor 18 records 18..25 (21..25 above the applied
+-- position, their effects in the sink) and loses to a claim by w2, whose
+-- generation g is returned: applied 20, receipts through 25.
+CREATE FUNCTION pg_temp.recovered(consumer text, OUT cp bigint, OUT g bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	r bigint;
+BEGIN
+	cp := (sog.register(consumer, 'orders', '0', provider => 'kafka')).id;
+	g := (sog.claim(cp, 'w1')).generation;
+	PERFORM pg_temp.apply_batch(cp, g, pg_temp.range(1, 20));
+	PERFORM sog.commit_page(cp, g, NULL, 'T20');
+	r := (sog.begin_recovery(cp, g, 'T20', NULL, '18', true)).id;
+	INSERT INTO sink
+	SELECT cp, p::sog.position, 'payload of ' || p
+	  FROM unnest(pg_temp.range(18, 25)) p
+	 WHERE sog.recovery_event(r, p::sog.position, pg_temp.d(p)) = 'apply';
+	g := (sog.claim(cp, 'w2')).generation;
+END
+$$;
+SELECT cp AS c8, g AS g8 FROM pg_temp.recovered('rb-recovered') \gset
+SELECT applied_position, recovered_through FROM sog.status WHERE checkpoint_id = :c8;
+-- the source trimmed 21..30; reported and accepted as lost
+SELECT sog.report_gap(:c8, :g8, '30', 'retention') AS l8 \gset
+SELECT sog.resolve_gap(:l8, 'accepted_loss', '21..30 trimmed');
+SELECT verdict, resume_from FROM sog.claim(:c8, 'w3');
+SELECT generation AS g8c FROM sog.checkpoint WHERE id = :c8 \gset
+-- the worker reads what the source holds after 20: 31..35
+SELECT sog.note_read(:c8, :g8c, '35', pg_temp.h(pg_temp.range(31, 35)), 5);
+SELECT pg_temp.rle(pg_temp.apply_batch(:c8, :g8c, pg_temp.range(31, 35))) AS after_trim;
+SELECT pg_temp.bnd(:c8);
+-- 7d. read before the trim: 21..25 delivered again (answered false) with 26..30
+SELECT cp AS c9, g AS g9 FROM pg_temp.recovered('rb-recovered-read') \gset
+SELECT sog.note_read(:c9, :g9, '30', pg_temp.h(pg_temp.range(21, 30)), 10);
+SELECT pg_temp.rle(pg_temp.apply_batch(:c9, :g9, pg_temp.range(21, 30))) AS read_before;
+SELECT pg_temp.bnd(:c9);
+-- a worker that read them may deliver them again or not (their receipts
+-- count); one that drops a record it read above them is refused, and a
+-- successor verifies the boundary and replays it
+SELECT cp AS c10, g AS g10 FROM pg_temp.recovered('rb-recovered-part') \gset
+SELECT sog.note_read(:c10, :g10, '30', pg_temp.h(pg_temp.range(21, 30)), 10);
+SELECT pg_temp.rle(pg_temp.apply_batch(:c10, :g10, ARRAY['21', '22', '23', '24', '25', '26', '28', '29', '30']));
+SELECT pg_temp.rle(pg_temp.apply_batch(:c10, :g10, ARRAY['26', '28', '29', '30']));
+SELECT pg_temp.bnd(:c10);
+SELECT pg_temp.successor(:c10, 21, 30);
+SELECT pg_temp.bnd(:c10);
+SELECT cp AS c11, g AS g11 FROM pg_temp.recovered('rb-recovered-some') \gset
+SELECT sog.note_read(:c11, :g11, '30', pg_temp.h(pg_temp.range(21, 30)), 10);
+SELECT pg_temp.rle(pg_temp.apply_batch(:c11, :g11, pg_temp.range(23, 30))) AS some_again;
+SELECT pg_temp.bnd(:c11);
+
+--
 -- 8. Every refusal above changed nothing: no partly applied boundary was
 -- left by any transaction of this file.
 --
