@@ -12,7 +12,8 @@
 # suites that need a server and no broker run against it:
 #
 #   released-scripts docs getting-started regress isolation tap portable
-#   portable-regress seq-diff bench-smoke python-example reliability corpus
+#   portable-regress seq-diff bench-smoke python-example reliability
+#   reliability-portable corpus
 #
 # (the TAP suite holds the crash, restart, dump and restore, 1.0 -> 1.1
 # upgrade, pg_cron, exporter and standby tests; the spin model, the alert
@@ -55,7 +56,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 majors=("$@")
 [ ${#majors[@]} -gt 0 ] || majors=(15 17 18 19)
-suites=${VERSIONS_SUITES:-released-scripts docs getting-started regress isolation tap portable portable-regress seq-diff bench-smoke python-example reliability corpus}
+suites=${VERSIONS_SUITES:-released-scripts docs getting-started regress isolation tap portable portable-regress seq-diff bench-smoke python-example reliability reliability-portable corpus}
 citus_majors=${VERSIONS_CITUS-17}
 counted=" 15 17 18 "				# majors whose failure fails the run
 
