@@ -216,7 +216,12 @@ for s in $SCENARIOS; do
 		ddl) scenario_ddl; expect="" ;;
 		disk-full) scenario_disk_full; expect="" ;;
 		selftest-ignore-answer) selftest_scenario "$s" ignore-answer; expect="dup" ;;
-		selftest-own-cursor) selftest_scenario "$s" own-cursor; expect="lost unrecorded_gaps" ;;
+		# one consumer a partition: it skips only when it claims again
+		# after its own crash with records read, before another consumer
+		# of the partition moved it on; with two a partition it lost none
+		# in about one run in five (one the 17:35 make test saw), with one
+		# 14 to 22 skips a run in five runs
+		selftest-own-cursor) selftest_scenario "$s" own-cursor 1; expect="lost unrecorded_gaps" ;;
 		selftest-nofence) selftest_scenario "$s" nofence; expect="zombie" ;;
 		*) echo "unknown scenario $s" >&2; exit 2 ;;
 	esac

@@ -337,12 +337,12 @@ failover_loop() {	# A PA B PB: the roles swap at each failover
 
 # --- self-test: deliberately broken consumers -----------------------------------
 
-selftest_scenario() {	# NAME MODE EXPECT LOOP
-	local name=$1 mode=$2
+selftest_scenario() {	# NAME MODE [CONSUMERS PER PARTITION, default 2]
+	local name=$1 mode=$2 per=${3:-2}
 	new_cluster "$name" || return 1
 	CLUSTERS+=("$DATA")
 	pg_start "$DATA" && load_schema "$PORT" || return 1
-	start_consumers 2 --mode "$mode" --lease 200,1200 --idle 50,600
+	start_consumers "$per" --mode "$mode" --lease 200,1200 --idle 50,600
 	sleep "$DUR"
 	finish "$name" "$PORT" "$DATA"
 }
