@@ -24,7 +24,9 @@ LANGUAGE sql STABLE AS $$
 	  FROM (SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' WHEN a.grantee = owner THEN 'owner'
 						ELSE a.grantee::regrole::text END || ':' || a.privilege_type
 				   || CASE WHEN a.is_grantable THEN '*' ELSE '' END AS g
-			  FROM aclexplode(acl) a) x
+			  FROM aclexplode(acl) a
+			 -- PostgreSQL 17's MAINTAIN, the owner's by default there
+			 WHERE NOT (a.grantee = owner AND a.privilege_type = 'MAINTAIN')) x
 $$;
 
 SELECT 'function ' || p.oid::regprocedure::text
@@ -82,6 +84,7 @@ UNION ALL
 SELECT 'constraint ' || conrelid::regclass::text || '.' || quote_ident(conname) || ' def=' || pg_get_constraintdef(oid)
   FROM pg_constraint
  WHERE connamespace = 'sog'::regnamespace AND conrelid <> 0
+   AND contype::text <> 'n'		-- PostgreSQL 18's NOT NULL constraints: the column's "not null"
 UNION ALL
 SELECT 'index ' || indexrelid::regclass::text || ' def=' || pg_get_indexdef(indexrelid)
   FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
