@@ -177,7 +177,7 @@ BEGIN
 			IF k IS NOT NULL THEN
 				-- the boundary closes at event k: exactly its records applied
 				nf := CASE WHEN pos[k]::text = cp.source_cursor::text THEN k ELSE k - 1 END;
-				PERFORM sog.boundary_check_close(cp, pos[k], cp.applied_position, cp.applied_position,
+				PERFORM sog.boundary_check_close(cp, pos[k], cp.applied_position,
 												 pos[1 : nf], dig[1 : nf]);
 			END IF;
 		END IF;
@@ -239,7 +239,7 @@ BEGIN
 			END IF;
 			IF p >= cp.source_cursor THEN
 				-- the boundary closes here: exactly its records applied
-				PERFORM sog.boundary_check_close(cp, p, stored, cp.applied_position, fpos, fdig);
+				PERFORM sog.boundary_check_close(cp, p, stored, fpos, fdig);
 				boundary := false;
 			END IF;
 		END IF;

@@ -297,17 +297,17 @@ REVOKE ALL ON FUNCTION sog.boundary_applied(sog.checkpoint, sog.position, sog.po
 -- An apply reaches or passes the open boundary's cursor at at_pos: the
 -- records applied in (read_base, cursor] must hash to the noted hash (or
 -- make up the noted count), else SG004 naming the boundary; extra_pos are
--- the call's events in (applied, cursor], applied being the applied
--- position when the call began (boundary_applied).
+-- the call's events in (applied, cursor], cp the checkpoint as the call
+-- began (boundary_applied).
 CREATE FUNCTION sog.boundary_check_close(cp sog.checkpoint, at_pos sog.position, stored sog.position,
-										 applied sog.position, extra_pos sog.position[], extra_dig bytea[])
+										 extra_pos sog.position[], extra_dig bytea[])
 	RETURNS void
 LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
 	a record;
 BEGIN
-	a := sog.boundary_applied(cp, stored, applied, extra_pos, extra_dig);
+	a := sog.boundary_applied(cp, stored, cp.applied_position, extra_pos, extra_dig);
 	IF a.ok THEN
 		RETURN;
 	END IF;
@@ -322,7 +322,7 @@ BEGIN
 							sog.boundary_str(cp), sog.pos_str(cp.applied_position), sog.boundary_str(cp));
 END
 $$;
-REVOKE ALL ON FUNCTION sog.boundary_check_close(sog.checkpoint, sog.position, sog.position, sog.position, sog.position[], bytea[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.boundary_check_close(sog.checkpoint, sog.position, sog.position, sog.position[], bytea[]) FROM PUBLIC;
 
 -- Would a promotion that takes the applied position to advance_through
 -- leave every noted record applied? (sog_boundary_promotable)

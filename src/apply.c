@@ -183,8 +183,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 			if (c >= 0)
 			{
 				/* the boundary closes here: exactly its records applied */
-				sog_boundary_check_close(cp, pos[i], stored, cp->applied_position,
-										 nf, fpos, fdig);
+				sog_boundary_check_close(cp, pos[i], stored, nf, fpos, fdig);
 				boundary = false;
 			}
 		}

@@ -339,13 +339,13 @@ boundary_applied(const SogCheckpoint *cp, const SogPosition *stored_through,
 
 void
 sog_boundary_check_close(const SogCheckpoint *cp, const SogPosition *at,
-						 const SogPosition *stored, const SogPosition *applied,
-						 int nextra, SogPosition *const *extra_pos,
+						 const SogPosition *stored, int nextra,
+						 SogPosition *const *extra_pos,
 						 const uint8 *const *extra_dig)
 {
 	int64		found;
 
-	if (boundary_applied(cp, stored, applied, nextra, extra_pos, extra_dig, &found))
+	if (boundary_applied(cp, stored, cp->applied_position, nextra, extra_pos, extra_dig, &found))
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_GAP_PENDING),

@@ -67,17 +67,16 @@ extern void sog_boundary_halt(SogCheckpoint *cp, SogPosition **cursor, char **ha
  * An apply call reaches or passes the open boundary's cursor: the records
  * applied in (read_base, cursor] must hash to the noted hash (or make up
  * the noted count), else SG004 naming the boundary.  at is the event that
- * reached the cursor; the call's nextra events are those it delivers in
- * (applied, cursor], applied being the applied position when the call
- * began, in order.  Those records are the receipts stored through stored
- * and the call's events above it; or, with a hash, the receipts through
+ * reached the cursor; cp is the checkpoint as the call began, and the
+ * call's nextra events are those it delivers in (applied, cursor], in
+ * order.  Those records are the receipts stored through stored and the
+ * call's events above it; or, with a hash, the receipts through
  * applied and every event of the call: receipts a recovery attempt wrote
  * above the applied position count whether or not the worker delivers them
  * again (the source may have trimmed them since it read).
  */
 extern void sog_boundary_check_close(const SogCheckpoint *cp, const SogPosition *at,
-									 const SogPosition *stored,
-									 const SogPosition *applied, int nextra,
+									 const SogPosition *stored, int nextra,
 									 SogPosition *const *extra_pos,
 									 const uint8 *const *extra_dig);
 
