@@ -423,3 +423,107 @@ CREATE OR REPLACE FUNCTION sog.register(consumer text, stream text, "partition" 
 	RETURNS sog.checkpoint
 	AS 'MODULE_PATHNAME', 'sog_run_body'
 	LANGUAGE C VOLATILE;
+
+------------------------------------------------------------------------------
+-- A whole page in one call.  The pipelined protocol's sink transaction ran
+-- three calls on the checkpoint (apply_run or apply_batch for page k,
+-- note_read for page k + 1, commit_page), each locking, reading and
+-- writing its row; apply_run_page and apply_batch_page do the three in
+-- one, with one write: the same checks, in the same order, the same
+-- errors, the same row at the end (src/apply.c).
+------------------------------------------------------------------------------
+
+CREATE FUNCTION sog.apply_run_page(checkpoint_id bigint, generation bigint,
+								   first_position bigint, payload_digests bytea,
+								   next_cursor sog.position DEFAULT NULL,
+								   next_buffer_hash text DEFAULT NULL,
+								   next_buffered_count bigint DEFAULT NULL,
+								   expected_token text DEFAULT NULL,
+								   successor_token text DEFAULT NULL)
+	RETURNS integer
+	AS 'MODULE_PATHNAME', 'sog_apply_run_page'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text) IS
+	'a whole page in one call: sog.apply_run, then (next_cursor given) sog.note_read of the next page, then (a token given) sog.commit_page, with one write of the checkpoint';
+CREATE FUNCTION sog.apply_batch_page(checkpoint_id bigint, generation bigint,
+									 positions sog.position[], payload_digests bytea[],
+									 next_cursor sog.position DEFAULT NULL,
+									 next_buffer_hash text DEFAULT NULL,
+									 next_buffered_count bigint DEFAULT NULL,
+									 expected_token text DEFAULT NULL,
+									 successor_token text DEFAULT NULL)
+	RETURNS boolean[]
+	AS 'MODULE_PATHNAME', 'sog_apply_batch_page'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text) IS
+	'a whole page in one call: sog.apply_batch, then (next_cursor given) sog.note_read of the next page, then (a token given) sog.commit_page, with one write of the checkpoint';
+REVOKE ALL ON FUNCTION sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text),
+	sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text)
+	FROM PUBLIC;
+
+-- What a consumer grant gives now includes them; the grants in force get
+-- them at this update.
+CREATE OR REPLACE FUNCTION sog.role_privileges(role regrole, kind text, give boolean) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	consumer boolean := role_privileges.kind OPERATOR(pg_catalog.=) 'consumer';
+	verb text := CASE WHEN role_privileges.give THEN 'GRANT' ELSE 'REVOKE' END;
+	dir text := CASE WHEN role_privileges.give THEN 'TO' ELSE 'FROM' END;
+	functions text := CASE WHEN consumer THEN
+		'sog.register(text, text, text, text, text, text, text), '
+		'sog.claim(bigint, text, text), '
+		'sog.note_read(bigint, bigint, sog.position, text, bigint), '
+		'sog.apply(bigint, bigint, sog.position, bytea), '
+		'sog.apply_batch(bigint, bigint, sog.position[], bytea[]), '
+		'sog.apply_batch_int8(bigint, bigint, bigint[], bytea[]), '
+		'sog.apply_run(bigint, bigint, bigint, bytea), '
+		'sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text), '
+		'sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text), '
+		'sog.halt(bigint, bigint, sog.position, text, bigint), '
+		'sog.verify_gap(bigint, bigint, text), '
+		'sog.skip_gap(bigint, bigint, text), '
+		'sog.commit_page(bigint, bigint, text, text), '
+		'sog.receipts(bigint, sog.position, sog.position), '
+		'sog.report_gap(bigint, bigint, sog.position, text, text), '
+		'sog.gaps(bigint), '
+		'sog.owner_check(bigint, bigint), '
+		'sog.begin_recovery(bigint, bigint, text, text, sog.position, boolean, sog.position, sog.position), '
+		'sog.recovery_event(bigint, sog.position, bytea), '
+		'sog.promote(bigint, text, sog.position)'
+	ELSE
+		'sog.receipts(bigint, sog.position, sog.position), '
+		'sog.resolve_gap(bigint, text, text), '
+		'sog.prune_receipts(bigint, sog.position), '
+		'sog.gaps(bigint), '
+		'sog.owner_check(bigint, bigint), '
+		'sog.reconfigure(bigint, text, text, text, text, text), '
+		'sog.verify_storage(), '
+		'sog.set_retention(text, bigint, numeric, interval), '
+		'sog.retention_horizon(bigint), '
+		'sog.prune_due(bigint, bigint)'
+	END;
+	views text := CASE WHEN consumer THEN 'sog.status' ELSE
+		'sog.status, sog.unresolved_gaps, sog.reconfiguration, sog.retention_due, '
+		'sog.checkpoint_metrics, sog.grant_status' END;
+BEGIN
+	EXECUTE pg_catalog.format('%s EXECUTE ON FUNCTION %s %s %s', verb, functions, dir, role_privileges.role);
+	EXECUTE pg_catalog.format('%s SELECT ON %s %s %s', verb, views, dir, role_privileges.role);
+	IF NOT consumer THEN
+		EXECUTE pg_catalog.format('%s EXECUTE ON PROCEDURE sog.prune_due() %s %s', verb, dir, role_privileges.role);
+	END IF;
+END
+$$;
+
+DO $$
+DECLARE
+	r record;
+BEGIN
+	FOR r IN SELECT DISTINCT g.role_oid FROM sog.grant_status g
+			  WHERE g.kind OPERATOR(pg_catalog.=) 'consumer' AND g.status OPERATOR(pg_catalog.=) 'in_force'
+	LOOP
+		PERFORM sog.role_privileges(r.role_oid::regrole, 'consumer', true);
+	END LOOP;
+END
+$$;

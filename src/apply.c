@@ -3,7 +3,9 @@
  * apply.c
  *	  Applying events in the sink transaction (README: the consumer guide):
  *	  note_read, apply, apply_batch (and apply_batch_int8, apply_run) and
- *	  commit_page.
+ *	  commit_page; and a whole page in one call (apply_run_page,
+ *	  apply_batch_page: the apply, the next page's note and the token's
+ *	  compare-and-swap on one lock, with one write of the row).
  *
  * Locking: each function first calls sog_checkpoint_lock() (checkpoint.c), which
  * checks the caller's grant, serializes every change of that checkpoint on
@@ -121,8 +123,9 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 
 /*
  * The receipts through applied are stored: advance the locked checkpoint's
- * applied position (and receipts_through) to it, end a read boundary it
- * reached, and write the row.
+ * applied position (and receipts_through) to it and end a read boundary it
+ * reached.  The caller writes the row (sog_checkpoint_write), once, after
+ * whatever else its call changes.
  */
 static void
 advance_applied(SogCheckpoint *cp, SogPosition *applied)
@@ -132,13 +135,12 @@ advance_applied(SogCheckpoint *cp, SogPosition *applied)
 		cp->receipts_through = applied;
 	if (sog_position_cmp_nullable(cp->source_cursor, applied) <= 0)
 		sog_clear_read_boundary(cp);
-	sog_checkpoint_write(cp);
 }
 
 /*
  * Apply n events to the locked checkpoint *cp: decide each one, store the
- * new receipts as one run and advance applied_position.  result[i] is true
- * for a new event.  Runs inside SPI.
+ * new receipts as one run and advance applied_position (in *cp: the caller
+ * writes the row).  result[i] is true for a new event.  Runs inside SPI.
  */
 static void
 apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
@@ -230,13 +232,80 @@ SOG_ENTRY(sog_apply, true)
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply");
 	sog_store_begin();
 	apply_events(&cp, 1, &pos, &dig, &result);
+	sog_checkpoint_write(&cp);
 	sog_store_end();
 	PG_RETURN_BOOL(result);
 }
 
 /*
- * apply_batch and apply_batch_int8 (fname, for the errors): the checkpoint
- * id, generation, positions and digests of fcinfo's four arguments.
+ * The rest of a page, in apply_run_page's and apply_batch_page's arguments
+ * from 4 on: the next page's read boundary (next_cursor, next_buffer_hash,
+ * next_buffered_count: what note_read takes) and the provider token's
+ * compare-and-swap (expected_token, successor_token: what commit_page
+ * takes).  Read and checked before the checkpoint is locked.
+ */
+typedef struct PageRest
+{
+	bool		page;			/* an apply_*_page call */
+	SogPosition *cursor;		/* NULL: no note */
+	char	   *hash;
+	bool		count_isnull;
+	int64		count;
+	bool		swap;			/* a token given: compare and swap */
+	char	   *expected;
+	char	   *successor;
+} PageRest;
+
+static void
+page_rest_args(FunctionCallInfo fcinfo, const char *fname, PageRest *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->count_isnull = true;
+	if (PG_NARGS() < 9)
+		return;
+	pr->page = true;
+	pr->cursor = PG_ARGISNULL(4) ? NULL : PG_GETARG_SOG_POSITION_P(4);
+	pr->hash = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
+	pr->count_isnull = PG_ARGISNULL(6);
+	pr->count = pr->count_isnull ? 0 : PG_GETARG_INT64(6);
+	pr->expected = PG_ARGISNULL(7) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(7));
+	pr->successor = PG_ARGISNULL(8) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(8));
+	pr->swap = pr->expected != NULL || pr->successor != NULL;
+	if (pr->cursor == NULL && (pr->hash != NULL || !pr->count_isnull))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s was given the next page's %s without its cursor", fname,
+						pr->hash ? "buffer hash" : "record count"),
+				 errdetail("next_cursor is NULL; next_buffer_hash is %s and next_buffered_count is %s.",
+						   pr->hash ? "given" : "NULL",
+						   pr->count_isnull ? "NULL" : psprintf(INT64_FORMAT, pr->count)),
+				 errhint("Pass next_cursor, the last position of the next page read, with its hash or count; or none of the three when no next page is held.")));
+	sog_check_buffer_hash("next_buffer_hash", pr->hash);
+}
+
+static bool note_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
+						  bool count_isnull, int64 count);
+static void swap_token(SogCheckpoint *cp, const char *expected, const char *successor);
+
+/*
+ * After the apply of a page, on the same locked checkpoint: note the next
+ * page's read boundary and swap the provider token, as note_read and
+ * commit_page would in the same transaction, without writing the row
+ * (the caller writes it once).
+ */
+static void
+page_rest_apply(SogCheckpoint *cp, const PageRest *pr)
+{
+	if (pr->cursor)
+		(void) note_boundary(cp, pr->cursor, pr->hash, pr->count_isnull, pr->count);
+	if (pr->swap)
+		swap_token(cp, pr->expected, pr->successor);
+}
+
+/*
+ * apply_batch, apply_batch_int8 and apply_batch_page (fname, for the
+ * errors): the checkpoint id, generation, positions and digests of
+ * fcinfo's first four arguments, and apply_batch_page's rest (PageRest).
  *
  * The result has the subscripts of the positions array: result[i] answers
  * for positions[i], whatever the array's lower bound.
@@ -249,6 +318,7 @@ apply_batch_call(FunctionCallInfo fcinfo, const char *fname)
 	const uint8 **dig;
 	bool	   *result;
 	Datum	   *out;
+	PageRest	pr;
 	int			n;
 	int			lbound;
 	int			i;
@@ -259,12 +329,15 @@ apply_batch_call(FunctionCallInfo fcinfo, const char *fname)
 	sog_require_arg(fcinfo, 3, "payload_digests");
 	n = sog_records_from_arrays(PG_GETARG_ARRAYTYPE_P(2), PG_GETARG_ARRAYTYPE_P(3),
 								"events", &pos, &dig, &lbound);
+	page_rest_args(fcinfo, fname, &pr);
 	result = palloc(sizeof(bool) * Max(n, 1));
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), fname);
 	sog_store_begin();
 	apply_events(&cp, n, pos, dig, result);
+	page_rest_apply(&cp, &pr);
+	sog_checkpoint_write(&cp);
 	sog_store_end();
 
 	if (n == 0)
@@ -298,6 +371,21 @@ SOG_ENTRY(sog_apply_batch, true)
 SOG_ENTRY(sog_apply_batch_int8, true)
 {
 	return apply_batch_call(fcinfo, "apply_batch_int8");
+}
+
+/*
+ * SQL function: sog.apply_batch_page(checkpoint_id bigint, generation
+ *	   bigint, positions sog.position[], payload_digests bytea[],
+ *	   next_cursor sog.position, next_buffer_hash text, next_buffered_count
+ *	   bigint, expected_token text, successor_token text) -> boolean[]
+ *
+ * A whole page in one call: apply_batch, then (next_cursor given) the
+ * next page's note_read and (a token given) commit_page, on one lock of
+ * the checkpoint and with one write of its row.
+ */
+SOG_ENTRY(sog_apply_batch_page, true)
+{
+	return apply_batch_call(fcinfo, "apply_batch_page");
 }
 
 /*
@@ -372,29 +460,17 @@ dense_closes_boundary(const SogCheckpoint *cp, int64 first, int n, const uint8 *
 }
 
 /*
- * SQL function: sog.apply_run(checkpoint_id bigint, generation bigint,
- *	   first_position bigint, payload_digests bytea) -> integer
- *
- * A dense run, as a Kafka or JetStream batch is: the events at positions
- * first_position, first_position + 1, ..., with their digests back to back
- * in one bytea (n x 32 bytes).  Decides each event as apply_batch does and
- * answers how many leading events were applied before (duplicates); the
- * rest are new.  A run in which a new event precedes a duplicate (possible
- * only where a recovery attempt left receipts above the applied position)
- * has no such answer: 55000, and apply_batch_int8 is the call for it.
- *
- * The usual case - the whole run above the applied position of a running
- * checkpoint with no receipts above it, and either no read boundary open or
- * one the run closes exactly as noted (the whole protocol's page) - stores
- * the run's rows directly, without a position per event.
+ * apply_run and apply_run_page (fname, for the errors); see apply_run.
  */
-SOG_ENTRY(sog_apply_run, true)
+static Datum
+apply_run_call(FunctionCallInfo fcinfo, const char *fname)
 {
 	SogCheckpoint cp;
 	bytea	   *digests;
 	const uint8 *d;
 	int64		first;
 	SogPosition *first_pos;
+	PageRest	pr;
 	size_t		len;
 	int			n;
 	int			skipped = 0;
@@ -422,9 +498,10 @@ SOG_ENTRY(sog_apply_run, true)
 				 errdetail("A run of %d events from " INT64_FORMAT " would end above " INT64_FORMAT ".",
 						   n, first, PG_INT64_MAX),
 				 errhint("Apply the events from 9223372036854775807 on with sog.apply_batch.")));
+	page_rest_args(fcinfo, fname, &pr);
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
-	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply_run");
+	sog_check_generation(&cp, PG_GETARG_INT64(1), fname);
 	sog_store_begin();
 	if (cp.state == SOG_STATE_RUNNING &&
 		sog_position_cmp_nullable(first_pos, cp.applied_position) > 0 &&
@@ -436,8 +513,71 @@ SOG_ENTRY(sog_apply_run, true)
 	}
 	else
 		skipped = apply_run_events(&cp, first, n, d);
+	page_rest_apply(&cp, &pr);
+	sog_checkpoint_write(&cp);
 	sog_store_end();
 	PG_RETURN_INT32(skipped);
+}
+
+/*
+ * SQL function: sog.apply_run(checkpoint_id bigint, generation bigint,
+ *	   first_position bigint, payload_digests bytea) -> integer
+ *
+ * A dense run, as a Kafka or JetStream batch is: the events at positions
+ * first_position, first_position + 1, ..., with their digests back to back
+ * in one bytea (n x 32 bytes).  Decides each event as apply_batch does and
+ * answers how many leading events were applied before (duplicates); the
+ * rest are new.  A run in which a new event precedes a duplicate (possible
+ * only where a recovery attempt left receipts above the applied position)
+ * has no such answer: 55000, and apply_batch_int8 is the call for it.
+ *
+ * The usual case - the whole run above the applied position of a running
+ * checkpoint with no receipts above it, and either no read boundary open or
+ * one the run closes exactly as noted (the whole protocol's page) - stores
+ * the run's rows directly, without a position per event.
+ */
+SOG_ENTRY(sog_apply_run, true)
+{
+	return apply_run_call(fcinfo, "apply_run");
+}
+
+/*
+ * SQL function: sog.apply_run_page(checkpoint_id bigint, generation
+ *	   bigint, first_position bigint, payload_digests bytea, next_cursor
+ *	   sog.position, next_buffer_hash text, next_buffered_count bigint,
+ *	   expected_token text, successor_token text) -> integer
+ *
+ * A whole page in one call: apply_run, then (next_cursor given) the next
+ * page's note_read and (a token given) commit_page, on one lock of the
+ * checkpoint and with one write of its row: the pipelined protocol's
+ * three statements, at the cost of one.
+ */
+SOG_ENTRY(sog_apply_run_page, true)
+{
+	return apply_run_call(fcinfo, "apply_run_page");
+}
+
+/*
+ * Record the read boundary (applied_position, cursor] on the locked
+ * checkpoint *cp, in memory (note_read's checks, then boundary.c's rule).
+ * False when it changes nothing (the same note again).
+ */
+static bool
+note_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
+			  bool count_isnull, int64 count)
+{
+	if (cp->state != SOG_STATE_RUNNING)
+		sog_report_gap_pending(cp, cursor);
+	if (sog_position_cmp_nullable(cursor, cp->applied_position) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_REGRESSION),
+				 errmsg("read cursor %s of checkpoint " INT64_FORMAT " is behind its applied position",
+						sog_pos_str(cursor), cp->id),
+				 errdetail("The checkpoint has applied through %s.", sog_pos_str(cp->applied_position)),
+				 errhint("Report the last position fetched from the source; it cannot be below what was applied.")));
+	if (!count_isnull)
+		sog_check_buffered_count(count, cursor, cp->applied_position);
+	return sog_boundary_note(cp, cursor, hash, count_isnull, count);
 }
 
 /*
@@ -467,25 +607,31 @@ SOG_ENTRY(sog_note_read, true)
 
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "note_read");
-	if (cp.state != SOG_STATE_RUNNING)
-		sog_report_gap_pending(&cp, cursor);
-	if (sog_position_cmp_nullable(cursor, cp.applied_position) < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_SOG_REGRESSION),
-				 errmsg("read cursor %s of checkpoint " INT64_FORMAT " is behind its applied position",
-						sog_pos_str(cursor), cp.id),
-				 errdetail("The checkpoint has applied through %s.", sog_pos_str(cp.applied_position)),
-				 errhint("Report the last position fetched from the source; it cannot be below what was applied.")));
-	if (!count_isnull)
-		sog_check_buffered_count(count, cursor, cp.applied_position);
-
-	if (sog_boundary_note(&cp, cursor, hash, count_isnull, count))
+	if (note_boundary(&cp, cursor, hash, count_isnull, count))
 	{
 		sog_store_begin();
 		sog_checkpoint_write(&cp);
 		sog_store_end();
 	}
 	PG_RETURN_VOID();
+}
+
+/*
+ * The provider token's compare-and-swap on the locked checkpoint *cp, in
+ * memory: SG006 unless it holds expected (NULL: no token yet).
+ */
+static void
+swap_token(SogCheckpoint *cp, const char *expected, const char *successor)
+{
+	if (!sog_text_eq(expected, sog_checkpoint_token(cp)))
+		ereport(ERROR,
+				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
+				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expected one", cp->id),
+				 errdetail("Expected %s, but the checkpoint holds %s.",
+						   sog_quoted(expected, "no token"),
+						   sog_quoted(sog_checkpoint_token(cp), "no token")),
+				 errhint("Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.")));
+	sog_checkpoint_set_token(cp, (char *) successor);
 }
 
 /*
@@ -502,16 +648,7 @@ SOG_ENTRY(sog_commit_page, true)
 	sog_require_arg(fcinfo, 1, "generation");
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_CONSUMER, false);
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "commit_page");
-
-	if (!sog_text_eq(expected, sog_checkpoint_token(&cp)))
-		ereport(ERROR,
-				(errcode(ERRCODE_SOG_TOKEN_MISMATCH),
-				 errmsg("provider token of checkpoint " INT64_FORMAT " is not the expected one", cp.id),
-				 errdetail("Expected %s, but the checkpoint holds %s.",
-						   sog_quoted(expected, "no token"),
-						   sog_quoted(sog_checkpoint_token(&cp), "no token")),
-				 errhint("Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.")));
-	sog_checkpoint_set_token(&cp, successor);
+	swap_token(&cp, expected, successor);
 	sog_store_begin();
 	sog_checkpoint_write(&cp);
 	sog_store_end();

@@ -521,7 +521,6 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	int			before;
 	SogWriter	w;
 
-	sog_checkpoint_check_snapshot(cp);
 	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
 	att = sog_checkpoint_attnums(rel);
 	c.n = 0;
@@ -561,8 +560,9 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	if (c.n == 0)
 	{
 		table_close(rel, NoLock);
-		return;
+		return;					/* nothing changed: no write, nothing to refuse */
 	}
+	sog_checkpoint_check_snapshot(cp);
 	change(&c, att[CP_UPDATED_AT],
 		   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
 

@@ -26,7 +26,9 @@
  *						log
  *	access.c			who may act on which checkpoint (the grants)
  *	apply.c				the sink transaction: note_read, apply, apply_batch,
- *						apply_batch_int8, apply_run, commit_page
+ *						apply_batch_int8, apply_run, commit_page, and the
+ *						whole page in one call: apply_run_page,
+ *						apply_batch_page
  *	claim.c				ownership: claim, halt, owner_check
  *	gapfuncs.c			the SQL functions on gaps: verify_gap, report_gap,
  *						skip_gap, resolve_gap, gaps, gap_reasons
