@@ -2,7 +2,7 @@
  * bench/client.c - the benchmark's real client: what a consumer does per
  * transaction, over libpq in pipeline mode with binary parameters.
  *
- *   client -d CONNINFO -v b|c|g|h|r|w|p -B BATCH -c CLIENTS -T SECONDS [-p FIRST_PARTITION]
+ *   client -d CONNINFO -v b|c|g|h|r|w|p|m -B BATCH -c CLIENTS -T SECONDS [-p FIRST_PARTITION]
  *          [-P PARTITIONS_EACH] [-N EVENTS] [-o LOG_PREFIX]
  *
  * Each of CLIENTS processes owns one partition (FIRST_PARTITION + i; with
@@ -36,14 +36,19 @@
  * SHA-256 per event):
  *
  *   w  two commits per page: sog.note_read(cursor, hash, n) committed on its
- *      own (a sync of its own ends its transaction), then BEGIN, r,
- *      commit_page, COMMIT (one pipeline, one round trip, two commits)
- *   p  pipelined, one commit per page: BEGIN, r for page k, note_read for
- *      page k+1 (fetched while k is applied), commit_page, COMMIT; only the
+ *      own (a sync of its own ends its transaction), then BEGIN, r with
+ *      sog.apply_run_page in place of apply_run, moving the token (its
+ *      expected_token and successor_token), COMMIT (one pipeline, one round
+ *      trip, two commits)
+ *   p  pipelined, one commit per page, one call per page: BEGIN, r with
+ *      sog.apply_run_page for page k, noting page k+1 (fetched before page
+ *      k is sent) and moving the token in the same call, COMMIT; only the
  *      first page's note_read commits alone.  When the time is up (-T), a
  *      page already noted is applied before the client stops, so that it
  *      leaves no read boundary open (as a worker that stops applies what
  *      it noted)
+ *   m  p as three calls, the form before apply_run_page: BEGIN, r for page
+ *      k, note_read for page k+1, commit_page, COMMIT
  *
  * Output, one line: variant B clients seconds transactions events events/s
  * client_cpu_us backend_cpu_us: the last two are CPU microseconds per
@@ -238,7 +243,10 @@ typedef struct Part
 
 /* Does the variant use the guard (a checkpoint), the token and the hash? */
 #define GUARDED(v)	((v) != 'b' && (v) != 'c')
-#define PROTOCOL(v)	((v) == 'w' || (v) == 'p')
+#define PROTOCOL(v)	((v) == 'w' || (v) == 'p' || (v) == 'm')
+/* Does it note page k + 1 in page k's transaction?  Is its sink a page call? */
+#define PIPELINED(v)	((v) == 'p' || (v) == 'm')
+#define PAGE_CALL(v)	((v) == 'w' || (v) == 'p')
 
 /*
  * Read where partition p->partition continues (and, for the guarded
@@ -435,16 +443,21 @@ send_commit_page(PGconn *conn, Part *part, const Page *pg, int *nsent)
 	memcpy(part->token, next, sizeof(next) < sizeof(part->token) ? sizeof(next) : sizeof(part->token));
 }
 
-/* The sink statement of page pg (every variant but b and c's extra ones). */
+/*
+ * The sink statement of page pg (every variant but b and c's extra ones);
+ * for a page call (w, p) also the next page's note (nx, NULL for none) and
+ * the token's compare-and-swap, in text parameters 7 to 11.
+ */
 static void
-send_sink(PGconn *conn, const Part *part, const Page *pg, int *nsent)
+send_sink(PGconn *conn, Part *part, const Page *pg, const Page *nx, int *nsent)
 {
 	uint32_t	part_be = htonl((uint32_t) part->partition);
 	uint64_t	be[3] = {htobe64((uint64_t) part->cp), htobe64((uint64_t) part->gen),
 	htobe64((uint64_t) (pg->pos + 1))};
-	const char *values[6];
-	int			lengths[6];
-	int			formats[6] = {1, 1, 1, 1, 1, 1};
+	const char *values[11];
+	int			lengths[11];
+	int			formats[11] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
+	char		cursor[24], n[24], next_token[32];
 
 	values[0] = (const char *) &part_be;
 	lengths[0] = 4;
@@ -471,7 +484,22 @@ send_sink(PGconn *conn, const Part *part, const Page *pg, int *nsent)
 	lengths[4] = 8;
 	if (variant == 'c')
 		send_prepared(conn, "inbox", 2, values, lengths, formats, nsent);
-	send_prepared(conn, "ins", GUARDED(variant) ? 6 : 3, values, lengths, formats, nsent);
+	if (PAGE_CALL(variant))
+	{
+		snprintf(cursor, sizeof(cursor), "%" PRId64, nx ? nx->pos + nx->n : 0);
+		snprintf(n, sizeof(n), "%d", nx ? nx->n : 0);
+		snprintf(next_token, sizeof(next_token), "T%" PRId64, pg->pos + pg->n);
+		values[6] = nx ? cursor : NULL;
+		values[7] = nx ? nx->hash : NULL;
+		values[8] = nx ? n : NULL;
+		values[9] = part->token[0] ? part->token : NULL;
+		values[10] = next_token;
+		memset(lengths + 6, 0, sizeof(int) * 5);
+		send_prepared(conn, "ins", 11, values, lengths, formats, nsent);
+		memcpy(part->token, next_token, sizeof(next_token) < sizeof(part->token) ? sizeof(next_token) : sizeof(part->token));
+	}
+	else
+		send_prepared(conn, "ins", GUARDED(variant) ? 6 : 3, values, lengths, formats, nsent);
 	if (!GUARDED(variant))
 	{
 		uint64_t	last_be = htobe64((uint64_t) (pg->pos + pg->n));
@@ -489,7 +517,7 @@ prepare_statements(PGconn *conn)
 	const char *insert_sql =
 		"INSERT INTO sink (partition, pos, payload) "
 		"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[]) AS u(p, pl)";
-	Oid			types[6] = {INT4OID, INT8ARRAYOID, TEXTARRAYOID, INT8OID, INT8OID, BYTEAARRAYOID};
+	Oid			types[11] = {INT4OID, INT8ARRAYOID, TEXTARRAYOID, INT8OID, INT8OID, BYTEAARRAYOID};
 
 	if (variant == 'g')
 		insert_sql =
@@ -503,6 +531,16 @@ prepare_statements(PGconn *conn)
 			"SELECT $1, u.p, u.pl FROM unnest($2::int8[], $3::text[], "
 			"sog.apply_batch_int8($4, $5, $2::int8[], $6::bytea[])) AS u(p, pl, fresh) "
 			"WHERE u.fresh";
+	else if (PAGE_CALL(variant))
+	{
+		insert_sql =
+			"WITH a AS (SELECT sog.apply_run_page($4, $5, $2, $6, $7::sog.position, $8, $9::bigint, $10, $11) AS skip) "
+			"INSERT INTO sink (partition, pos, payload) "
+			"SELECT $1, $2 + u.i - 1, u.pl FROM a, unnest($3::text[]) WITH ORDINALITY AS u(pl, i) "
+			"WHERE u.i > a.skip";
+		types[1] = INT8OID;
+		types[5] = BYTEAOID;
+	}
 	else if (GUARDED(variant))
 	{
 		insert_sql =
@@ -513,7 +551,7 @@ prepare_statements(PGconn *conn)
 		types[1] = INT8OID;
 		types[5] = BYTEAOID;
 	}
-	check(conn, PQprepare(conn, "ins", insert_sql, GUARDED(variant) ? 6 : 3, types),
+	check(conn, PQprepare(conn, "ins", insert_sql, PAGE_CALL(variant) ? 11 : GUARDED(variant) ? 6 : 3, types),
 		  PGRES_COMMAND_OK, "prepare insert");
 	check(conn, PQprepare(conn, "off",
 						  "UPDATE offsets SET applied = GREATEST(applied, $2) "
@@ -639,11 +677,11 @@ run_client(int first)
 			break;
 		part = &parts[k];
 		pg = &cur[k];
-		/* p: the page was built (and noted) in the partition's last turn */
-		if (!(variant == 'p' && part->noted))
+		/* p, m: the page was built (and noted) in the partition's last turn */
+		if (!(PIPELINED(variant) && part->noted))
 			build_page(pg, part->pos, page_size(part, 0));
 		t_send = now();
-		if (variant == 'w' || (variant == 'p' && !part->noted))
+		if (variant == 'w' || (PIPELINED(variant) && !part->noted))
 		{
 			/*
 			 * The read boundary commits on its own: a sync of its own ends
@@ -656,9 +694,20 @@ run_client(int first)
 				die(conn, "sync");
 		}
 		send_plain(conn, "BEGIN", &nsent);
-		send_sink(conn, part, pg, &nsent);
 		part->noted = false;
 		if (variant == 'p')
+		{
+			/* page k + 1, fetched while page k is sent, noted in its call */
+			int			n = page_size(part, pg->n);
+
+			if (n > 0 && (events_each > 0 || now() < end))
+			{
+				build_page(&next[k], pg->pos + pg->n, n);
+				part->noted = true;
+			}
+		}
+		send_sink(conn, part, pg, part->noted ? &next[k] : NULL, &nsent);
+		if (variant == 'm')
 		{
 			/* page k + 1, fetched while page k is applied, noted with it */
 			int			n = page_size(part, pg->n);
@@ -670,7 +719,7 @@ run_client(int first)
 				part->noted = true;
 			}
 		}
-		if (PROTOCOL(variant))
+		if (variant == 'm')
 			send_commit_page(conn, part, pg, &nsent);
 		send_plain(conn, "COMMIT", &nsent);
 		if (!PQpipelineSync(conn))
@@ -737,12 +786,12 @@ main(int argc, char **argv)
 			case 'N': events_each = strtoll(optarg, NULL, 10); break;
 			case 'o': log_prefix = optarg; break;
 			default:
-				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h|r|w|p -B batch -c clients -T seconds [-p partition]\n"
+				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h|r|w|p|m -B batch -c clients -T seconds [-p partition]\n"
 						"              [-P partitions_each] [-N events_each] [-o log_prefix]\n");
 				return 2;
 		}
 	}
-	if (!strchr("bcghrwp", variant) || batch < 1 || clients < 1 || clients > 64 ||
+	if (!strchr("bcghrwpm", variant) || batch < 1 || clients < 1 || clients > 64 ||
 		parts_each < 1 || events_each < 0)
 	{
 		fprintf(stderr, "client: bad arguments\n");

@@ -40,6 +40,31 @@ SELECT (1000000000000 + g)::sog.position, (1000000000000 + g + 1)::sog.position,
   FROM generate_series(1, :N) AS g;
 VACUUM ANALYZE bench_pos;
 
+-- The read boundary's check: sog.apply_run of M = N / 10 events (their
+-- digests back to back) on a running checkpoint, alone and closing a read
+-- boundary noted over exactly them with their buffer hash; each execution
+-- rolls back (a subtransaction), so every one applies the same run.  The
+-- difference is what the check costs per record.
+\set M (:N / 10)
+SELECT id AS bench_cp FROM sog.register('bench-micro', 'micro', '0') \gset
+SELECT generation AS bench_gen FROM sog.claim(:bench_cp, 'micro') \gset
+CREATE TABLE bench_run AS
+SELECT string_agg(sog.payload_digest(p), ''::bytea ORDER BY i) AS digests,
+       sog.buffer_hash(i::sog.position, sog.payload_digest(p) ORDER BY i) AS hash
+  FROM bench_hashsrc WHERE i <= :M;
+CREATE OR REPLACE FUNCTION pg_temp.run_rolled_back(cp bigint, gen bigint, m bigint, noted boolean)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    IF noted THEN
+      PERFORM sog.note_read(cp, gen, m::text::sog.position, (SELECT hash FROM bench_run), m);
+    END IF;
+    PERFORM sog.apply_run(cp, gen, 1, (SELECT digests FROM bench_run));
+    RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'roll back';
+  EXCEPTION WHEN raise_exception THEN NULL;
+  END;
+END $$;
+
 \pset format unaligned
 \pset fieldsep '|'
 \pset tuples_only on
@@ -73,7 +98,11 @@ WITH cases(ord, name, q) AS (VALUES
   (32, 'empty: count(x)',
        $q$SELECT count(x) FROM bench_pos$q$),
   (33, 'bigint output x::text',
-       $q$SELECT count(x::text) FROM bench_pos$q$)
+       $q$SELECT count(x::text) FROM bench_pos$q$),
+  (40, 'apply_run of N/10 events, no read boundary',
+       format($q$SELECT pg_temp.run_rolled_back(%s, %s, %s, false)$q$, :bench_cp, :bench_gen, :M)),
+  (41, 'apply_run of N/10 events closing a noted read boundary',
+       format($q$SELECT pg_temp.run_rolled_back(%s, %s, %s, true)$q$, :bench_cp, :bench_gen, :M))
 ), timed AS (
   SELECT ord, name, pg_temp.bench_time(q, :RUNS) AS t FROM cases ORDER BY ord
 )
@@ -86,4 +115,4 @@ SELECT name, :N,
        END
   FROM timed ORDER BY ord;
 
-DROP TABLE bench_hashsrc, bench_pos;
+DROP TABLE bench_hashsrc, bench_pos, bench_run;

@@ -20,8 +20,11 @@
 # and the real client (bench/client.c; labels c + its -v letter): (b), (c),
 # (g), (h) apply_batch_int8, (r), and the whole protocol of the consumer
 # guide with (r): (w) note_read committed alone, then the sink transaction
-# with commit_page (two commits per page), (p) pipelined (one commit per
-# page);
+# with sog.apply_run_page moving the token (two commits per page), (p)
+# pipelined (one commit and one call per page: sog.apply_run_page applies
+# page k, notes page k+1 and moves the token), (m) pipelined with three
+# calls per page (apply_run, note_read, commit_page: the form before
+# apply_run_page);
 # at B = 1, 100, 1000 events per transaction, 1 and 4 clients (one partition,
 # i.e. one checkpoint, per client), RUNS runs of DURATION s per cell; cells
 # are interleaved (every variant of a cell, then the next cell; then the next
@@ -48,12 +51,12 @@
 #   RUNS [3] DURATION [4] WARMUP [5]  runs per cell, seconds per run, warm-up s
 #   BATCHES ["1 100 1000"]  CLIENTS ["1 4"]
 #   VARIANTS ["a b c d e f g gd r"]  GD_BATCHES ["100 1000"] (batch sizes for gd)
-#   CLIENT_VARIANTS ["cb cc cg ch cr cw cp"] the real client (bench/client.c):
+#   CLIENT_VARIANTS ["cb cc cg ch cr cw cp cm qg qr qp"] the real client (bench/client.c):
 #                                  c + the variant (cb = (b), ch = (h)
 #                                  apply_batch_int8, cw = (w) ...), sent over
 #                                  libpq's pipeline mode with binary parameters
 #                                  (an empty VARIANTS or CLIENT_VARIANTS runs
-#                                  none of them); q + a letter (qg qr qw qp)
+#                                  none of them); q + a letter (qg qr qw qp qm)
 #                                  is that variant against the portable
 #                                  edition (docs/portable.md), installed by
 #                                  its plain script in database <DB>_portable
@@ -84,7 +87,7 @@ WARMUP=${WARMUP:-5}
 BATCHES=${BATCHES:-"1 100 1000"}
 CLIENTS=${CLIENTS:-"1 4"}
 VARIANTS=${VARIANTS-"a b c d e f g gd r"}
-CLIENT_VARIANTS=${CLIENT_VARIANTS-"cb cc cg ch cr cw cp qg qr qp"}
+CLIENT_VARIANTS=${CLIENT_VARIANTS-"cb cc cg ch cr cw cp cm qg qr qp"}
 GD_BATCHES=${GD_BATCHES:-"100 1000"}
 SCALE=${SCALE:-1}
 SCALE_B=${SCALE_B:-100}

@@ -14,7 +14,7 @@ die "usage: $0 OUTDIR MAJOR...\n" unless $out && @majors;
 require "$FindBin::Bin/../../bench/report.pl";
 
 my %run = map { $_ => BenchReport::load_run("$out/pg$_") } @majors;
-my %targets = map { $_ => [ BenchReport::issue22_targets($run{$_}) ] } @majors;
+my %targets = map { $_ => [ BenchReport::issue30_targets($run{$_}), BenchReport::issue22_targets($run{$_}) ] } @majors;
 my $first = $run{ $majors[0] };
 my $name = \%BenchReport::NAME;
 my @calls = grep { my $v = $_; grep { BenchReport::measured($run{$_}, 'client', $v) } @majors } @{ $BenchReport::ORDER{client} };
@@ -31,7 +31,7 @@ print "Made by `make bench-versions` (test/versions/bench.sh, this page by test/
   . "Raw results: `" . ($out =~ s{^.*/(bench/results/)}{$1}r) . "` (not committed).\n\n";
 print join('; ', map { my $e = $run{$_}{env}; ((($e->{version} // '') =~ /^(PostgreSQL \S+)/)[0] // "PostgreSQL $_") . ' (' . ($e->{date} // '') . ')' } @majors) . ".\n\n";
 
-print "## Issue 22's targets\n\n";
+print "## Issue 30's and issue 22's targets\n\n";
 print BenchReport::md_table([ 'target', 'wanted', map { "PostgreSQL $_" } @majors ],
 	map {
 		my $i = $_;
@@ -46,7 +46,7 @@ print BenchReport::md_table([ 'target', 'wanted', map { "PostgreSQL $_" } @major
 print "\n", join(' ', map { "PostgreSQL $_: " . BenchReport::tally(@{ $targets{$_} }) } @majors), "\n\n";
 
 print "## Events per second and ratios\n\n";
-my @pairs = grep { grep { BenchReport::measured($first, 'client', $_) } @$_ } ([qw(g b)], [qw(r b)], [qw(w b)], [qw(p b)], [qw(g c)], [qw(r c)]);
+my @pairs = grep { grep { BenchReport::measured($first, 'client', $_) } @$_ } ([qw(g b)], [qw(r b)], [qw(w b)], [qw(p b)], [qw(p r)], [qw(g c)], [qw(r c)]);
 print BenchReport::md_table(
 	[ 'major', 'B', 'clients', (map { $name->{$_} } @calls), map { "($_->[0])/($_->[1])" } @pairs ],
 	map {
