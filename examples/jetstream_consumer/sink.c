@@ -4,23 +4,24 @@
  * With the guard (the normal mode), one transaction holds:
  *
  *   BEGIN;
- *   WITH a AS (SELECT sog.apply_run(checkpoint, generation, first sequence,
- *                                   the page's digests back to back) AS skip),
+ *   WITH a AS (SELECT sog.apply_run_page(checkpoint, generation, first sequence,
+ *                                        the page's digests back to back,
+ *                                        next page's last sequence, its buffer
+ *                                        hash, its count,   -- pipelined form only
+ *                                        old_consumer, our_consumer) AS skip),
  *        ins AS (INSERT INTO sink ... SELECT ... FROM a, unnest(bodies)
  *                WITH ORDINALITY u(body, i)
  *                WHERE u.i > a.skip     -- the leading a.skip were applied before
  *                RETURNING 1)
  *   SELECT written, skip;
- *   SELECT sog.note_read(checkpoint, generation, next page's last sequence,
- *                        its buffer hash, its count),    -- pipelined form only
- *          sog.commit_page(checkpoint, generation, old_consumer, our_consumer);
  *   COMMIT;
  *
  * so the receipts, the applied position, the provider token (the JetStream
  * consumer's name), the sink rows and the next page's read boundary commit
- * or roll back together.  JetStream stream sequences are dense, so
- * sog.apply_run takes the page as its first sequence and one bytea of
- * digests (no positions array, no boolean[] answer).  The sink table is
+ * or roll back together; sog.apply_run_page is sog.apply_run, the next
+ * page's sog.note_read and sog.commit_page in one call.  JetStream stream
+ * sequences are dense, so it takes the page as its first sequence and one
+ * bytea of digests (no positions array, no boolean[] answer).  The sink table is
  * (stream text, seq bigint, gen bigint, body bytea); gen is the writer's
  * generation, kept so an outside checker can prove fencing.
  *
@@ -150,7 +151,10 @@ fail_txn(Worker *w)
 	return false;
 }
 
-/* The apply_run and INSERT of the guard mode, for a sink table name. */
+/*
+ * The page call and INSERT of the guard mode, for a sink table name: $8-$10
+ * the next page's note (NULL: none), $11 and $12 the tokens.
+ */
 static char *
 apply_sql(Worker *w)
 {
@@ -160,7 +164,7 @@ apply_sql(Worker *w)
 
 	snprintf(sql, sizeof(sql),
 			 "WITH a AS ("
-			 "  SELECT sog.apply_run($1, $2, $3, $4::bytea) AS skip"
+			 "  SELECT sog.apply_run_page($1, $2, $3, $4::bytea, $8::sog.position, $9, $10::bigint, $11, $12) AS skip"
 			 "), ins AS ("
 			 "  INSERT INTO %s (stream, seq, gen, body)"
 			 "  SELECT $6::text, $3::bigint + u.i - 1, $2, u.body"
@@ -196,12 +200,12 @@ sink_apply_page(Worker *w, const Page *p, const Page *next)
 	snprintf(first, sizeof(first), "%llu", (unsigned long long) p->rec[0].seq);
 	page_arrays(p, NULL, &a);
 	{
-		const char *ap[7] = {cp, gen, first, a.digests.s, a.bodies.s,
-		w->cfg.stream, w->cfg.ignore_apply_answer ? "true" : "false"};
 		char		cur[24], cnt[24], hash[65];
-		const char *np[7] = {cp, gen, w->has_token ? w->token : NULL, w->cons,
-		cur, hash, cnt};
 		bool		carry = next != NULL && next->n > 0;
+		const char *ap[12] = {cp, gen, first, a.digests.s, a.bodies.s,
+			w->cfg.stream, w->cfg.ignore_apply_answer ? "true" : "false",
+			carry ? cur : NULL, carry ? hash : NULL, carry ? cnt : NULL,
+		w->has_token ? w->token : NULL, w->cons};
 
 		if (carry)				/* the next page: (end of this page, its end] */
 		{
@@ -209,19 +213,12 @@ sink_apply_page(Worker *w, const Page *p, const Page *next)
 			snprintf(cnt, sizeof(cnt), "%d", page_hash(next, page_last(p), hash));
 		}
 		ok = pg_exec(w, "begin", NULL, "BEGIN", 0, NULL) &&
-			pg_exec(w, "apply_run", &r, apply_sql(w), 7, ap);
+			pg_exec(w, "apply_run_page", &r, apply_sql(w), 12, ap);
 		if (ok)
 		{
 			w->n_applied += strtoull(PQgetvalue(r, 0, 0), NULL, 10);
 			w->n_duplicate += strtoull(PQgetvalue(r, 0, 1), NULL, 10);
 			PQclear(r);
-			/* one statement; note_read and commit_page do not depend on each other */
-			ok = carry ?
-				pg_exec(w, "note_read_commit_page", NULL,
-						"SELECT sog.note_read($1, $2, $5, $6, $7), "
-						"sog.commit_page($1, $2, $3, $4)", 7, np) :
-				pg_exec(w, "commit_page", NULL,
-						"SELECT sog.commit_page($1, $2, $3, $4)", 4, np);
 		}
 		else if (strcmp(w->err.sqlstate, "55000") == 0)
 			w->err.action = ACT_BUG;

@@ -2,12 +2,13 @@
 (README, "Consumer guide"; the hash is README's "Hash definitions").
 
 A worker that already holds page k+1 while it applies page k notes page
-k+1's read boundary inside page k's sink transaction, after page k's apply:
-a crash after that COMMIT leaves page k+1 provable, a crash before it rolls
-both back and leaves page k's boundary in force.  Sink.apply() notes a page
-alone (committed) only when no earlier transaction did: the first page after
-claim or verify_gap, after a sink transaction that failed, or when page k+1
-had not come yet.  on_error() maps each SQLSTATE to what the worker does.
+k+1's read boundary inside page k's sink transaction, after page k's apply,
+in the same call (sog.apply_batch_page: apply_batch, note_read and, for a
+paged provider, commit_page, with one write): a crash after that COMMIT
+leaves page k+1 provable, a crash before it rolls both back and leaves page
+k's boundary in force.  Sink.apply() notes a page alone (committed) only
+when no earlier transaction did: the first page after claim or verify_gap,
+after a sink transaction that failed, or when page k+1 had not come yet.  on_error() maps each SQLSTATE to what the worker does.
 """
 import hashlib
 
@@ -32,39 +33,39 @@ class Sink:
         self.conn, self.cp, self.gen, self.applied = conn, cp, gen, applied
         self.noted = None           # the cursor a committed note_read recorded
 
-    def note(self, page, above):
-        """note_read of the records above `above` (none: nothing to note,
-        a page delivered again); returns the cursor noted, or None."""
-        rest = [r for r in page if above is None or int(r[0]) > above]
-        if rest:
-            self.conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
-                              (self.cp, self.gen, rest[-1][0], buffer_hash(rest), len(rest)))
-        return rest[-1][0] if rest else None
+    @staticmethod
+    def rest(page, above):
+        """The records of page above `above` (None: all of them)."""
+        return [r for r in page if above is None or int(r[0]) > above]
 
     def apply(self, page, next_page=None, token_before=None, token_after=None):
         """Write page; next_page: the page fetched after it, if the worker holds
         it.  Acknowledge page to the source once this returns, next_page only
         after its own apply.  Returns the applied position."""
         if self.noted != page[-1][0]:   # no earlier transaction noted this page
-            with self.conn.transaction():
-                self.note(page, self.applied)
+            rest = self.rest(page, self.applied)
+            if rest:                    # none: a page delivered again, skip the note
+                with self.conn.transaction():
+                    self.conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
+                                      (self.cp, self.gen, rest[-1][0], buffer_hash(rest), len(rest)))
         last = max(int(page[-1][0]), self.applied or 0)
+        # page k+1's boundary: its records above what page k leaves applied
+        nxt = self.rest(next_page, last) if next_page else []
         self.noted = None               # until the sink transaction commits
-        with self.conn.transaction():   # apply_batch: any positions; a dense
-            fresh = self.conn.execute(  # run may use sog.apply_run (one bytea)
-                "SELECT sog.apply_batch(%s, %s, %s::sog.position[], %s::bytea[])",
+        with self.conn.transaction():   # one call: apply page k, note page k+1,
+            fresh = self.conn.execute(  # move the token (paged providers)
+                "SELECT sog.apply_batch_page(%s, %s, %s::sog.position[], %s::bytea[],"
+                " %s, %s, %s, %s, %s)",
                 (self.cp, self.gen, [p for p, _ in page],
-                 [hashlib.sha256(b).digest() for _, b in page])).fetchone()[0]
+                 [hashlib.sha256(b).digest() for _, b in page],
+                 nxt[-1][0] if nxt else None, buffer_hash(nxt) if nxt else None,
+                 len(nxt) if nxt else None,  # tokens: both None leave it as it is
+                 token_before if token_after is not None else None, token_after)).fetchone()[0]
             new = [(p, b) for (p, b), f in zip(page, fresh) if f]
             if new:
                 self.conn.cursor().executemany(
                     "INSERT INTO orders (pos, body) VALUES (%s, %s)", new)
-            # page k+1's boundary: its records above what page k leaves applied
-            noted = self.note(next_page, last) if next_page else None
-            if token_after is not None:  # paged providers: the token after page k
-                self.conn.execute("SELECT sog.commit_page(%s, %s, %s, %s)",
-                                  (self.cp, self.gen, token_before, token_after))
-        self.applied, self.noted = last, noted
+        self.applied, self.noted = last, (nxt[-1][0] if nxt else None)
         return last
 
 ACTIONS = {
