@@ -11,8 +11,7 @@
  * with Pi the canonical text of the position (for JetStream: the stream
  * sequence in decimal).  These are the definitions of the README's "Hash
  * definitions"; sog.payload_digest() and sog.buffer_hash() compute the
- * same on the server.  The code is self-contained so the consumer needs
- * nothing beyond libpq and libnats.
+ * same on the server.  SHA-256 itself is OpenSSL's (libcrypto): sha256.c.
  */
 #ifndef SHA256_H
 #define SHA256_H
@@ -20,12 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/sha.h>
+
 typedef struct Sha256
 {
-	uint32_t	h[8];
-	uint64_t	len;			/* bytes hashed so far */
-	uint8_t		buf[64];
-	size_t		used;			/* bytes in buf */
+	SHA256_CTX	ctx;
 } Sha256;
 
 void		sha256_init(Sha256 *c);

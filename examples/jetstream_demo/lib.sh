@@ -33,7 +33,7 @@ as_pg() { sog_as_pg "$@"; }
 # client libraries, and the compiler.  Only what is missing is installed.
 install_deps() {
 	sog_install_packages postgresql-15 postgresql-server-dev-15 nats-server libnats-dev \
-		libpq-dev pkg-config gcc make perl || die "cannot install the demo's packages"
+		libpq-dev libssl-dev pkg-config gcc make perl || die "cannot install the demo's packages"
 }
 
 # --- the temp dir and cleanup -------------------------------------------------
