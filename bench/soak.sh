@@ -59,6 +59,10 @@
 #   SOAK_PRUNE_EVERY [60 / 1]  SOAK_SAMPLE [5 / 0.5]   seconds
 #   SOAK_NAPTIME [1min / 1s]  autovacuum_naptime (short: so that autovacuum
 #                             can run within the seconds of a short run)
+#   SOAK_VACUUM [0]  1 = VACUUM sog.receipt (as the superuser) right after
+#                    each prune run: the pruner is then the script's loop
+#                    (a VACUUM cannot run in pg_cron's one-statement job
+#                    with the CALL); a line of vacuums.tsv per VACUUM
 #   SOAK_BATCH [1000]  SOAK_VARIANT [h]
 #   SOAK_DIR [/tmp/sog-soak]  SOAK_PORT [54460]
 #   SOAK_INSTALL [private]  private, system or 0 (bench/lib.sh); make test
@@ -89,6 +93,7 @@ SOAK_KEEP_INTERVAL=${SOAK_KEEP_INTERVAL:-}
 SOAK_PRUNE_EVERY=${SOAK_PRUNE_EVERY:-$(short 60 1)}
 SOAK_SAMPLE=${SOAK_SAMPLE:-$(short 5 0.5)}
 SOAK_NAPTIME=${SOAK_NAPTIME:-$(short 1min 1s)}
+SOAK_VACUUM=${SOAK_VACUUM:-0}
 SOAK_BATCH=${SOAK_BATCH:-1000}
 SOAK_VARIANT=${SOAK_VARIANT:-h}
 SOAK_DIR=${SOAK_DIR:-/tmp/sog-soak}
@@ -156,6 +161,12 @@ prune_loop() {
     n=$(sed -n 's/.*NOTICE: *\([0-9]*\) receipts pruned.*/\1/p' <<<"$out")
     if [ -n "$n" ]; then printf '%s\t%s\tsucceeded\t%s\n' "$t0" "$t1" "$n"
     else printf '%s\t%s\tfailed\tNA\n' "$t0" "$t1"; say "prune failed: $out"; fi >> "$RD/prunes.tsv"
+    if [ "$SOAK_VACUUM" = 1 ]; then
+      t0=$(date +%s.%N)
+      psql_db -q -c 'VACUUM sog.receipt' >/dev/null || say "VACUUM sog.receipt failed"
+      t1=$(date +%s.%N)
+      printf '%s\t%s\n' "$t0" "$t1" >> "$RD/vacuums.tsv"
+    fi
   done
 }
 
@@ -164,7 +175,10 @@ choose_pruner() {
   local every=$SOAK_PRUNE_EVERY v
   v=$(psql_admin -tAc "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")
   PRUNER=cron
-  if [ $((every % 60)) = 0 ] && [ "$every" -lt 3600 ]; then
+  if [ "$SOAK_VACUUM" = 1 ]; then
+    PRUNER=loop SCHEDULE=
+    PRUNER_NOTE="the script, every $every s after the previous run ended, each run followed by VACUUM sog.receipt (SOAK_VACUUM=1)"
+  elif [ $((every % 60)) = 0 ] && [ "$every" -lt 3600 ]; then
     SCHEDULE="*/$((every / 60)) * * * *"; [ "$every" = 60 ] && SCHEDULE="* * * * *"
     PRUNER_NOTE="pg_cron $v job '$SCHEDULE'"
   elif printf '%s\n1.5\n' "$v" | sort -V -C && [ "$v" != 1.5 ]; then   # v < 1.5
@@ -239,6 +253,7 @@ run_soak() {
     echo "run=$RUN"; echo "partitions=$parts"; echo "clients=$clients"; echo "events_each=$each"
     echo "batch=$SOAK_BATCH"; echo "variant=$SOAK_VARIANT"; echo "keep_positions=$keep"; echo "keep_interval=$kint"
     echo "pruner=${keep:+$PRUNER_NOTE}"; echo "prune_every=${keep:+$SOAK_PRUNE_EVERY}"; echo "sample_every=$SOAK_SAMPLE"
+    echo "vacuum_after_prune=$SOAK_VACUUM"
     echo "t_start=$t0"; echo "t_end=$t1"; echo "client=$(tail -1 "$RD/client.log")"
   } > "$RD/run.txt"
   say "run $RUN: $(awk '{printf "%d events in %.1f s, %.0f events/s", $6, $4, $7}' "$RD/client.log");" \
