@@ -934,7 +934,7 @@ BEGIN
 	SELECT r.id, r.anchor::text INTO attempt, anchor
 	  FROM sog.recovery r
 	 WHERE r.checkpoint_id = cp.id AND r.state = 'open' AND (r.anchor IS NULL OR r.anchor <= through)
-	 ORDER BY r.anchor NULLS FIRST LIMIT 1;
+	 ORDER BY r.anchor NULLS FIRST, r.id LIMIT 1;
 	IF FOUND THEN
 		RAISE EXCEPTION 'cannot prune receipts of checkpoint % through % while recovery attempt % is open',
 			cp.id, through, attempt
