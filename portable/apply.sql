@@ -1,6 +1,7 @@
 -- portable/apply.sql: applying events in the sink transaction in PL/pgSQL
 -- (the C edition: src/apply.c, and src/receiptfuncs.c): note_read, apply,
--- apply_batch, apply_batch_int8, apply_run, commit_page, receipts and
+-- apply_batch, apply_batch_int8, apply_run, commit_page, a whole page in
+-- one call (apply_run_page, apply_batch_page), receipts and
 -- prune_receipts.
 --
 -- Locking is the C edition's: each function first locks the checkpoint
@@ -19,12 +20,21 @@
 -- apply_events goes in C, the stored digests it may need fetched in one
 -- statement first.  Neither uses an EXCEPTION block.
 --
+-- The row is written once per call, at its end (sog.cp_write): the apply
+-- changes the checkpoint variable only (sog.apply_events,
+-- sog.advance_applied), and a page call (apply_run_page, apply_batch_page)
+-- then notes the next page and swaps the token on the same variable
+-- (sog.page_rest_write: note_read's and commit_page's own steps,
+-- sog.note_boundary and sog.check_token) before the one UPDATE.
+--
 -- @entry sog.note_read(bigint, bigint, sog.position, text, bigint)
 -- @entry sog.apply(bigint, bigint, sog.position, bytea)
 -- @entry sog.apply_batch(bigint, bigint, sog.position[], bytea[])
 -- @entry sog.apply_batch_int8(bigint, bigint, bigint[], bytea[])
 -- @entry sog.apply_run(bigint, bigint, bigint, bytea)
 -- @entry sog.commit_page(bigint, bigint, text, text)
+-- @entry sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text)
+-- @entry sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text)
 -- @entry sog.receipts(bigint, sog.position, sog.position)
 -- @entry sog.prune_receipts(bigint, sog.position)
 
@@ -106,11 +116,12 @@ $$;
 REVOKE ALL ON FUNCTION sog.report_receipt_conflict(sog.checkpoint, sog.position, bytea, bytea) FROM PUBLIC;
 
 -- The receipts through applied are stored: advance the locked checkpoint's
--- applied position (and receipts_through) to it, end a read boundary it
--- reached, and write the row (advance_applied).  orig: the row as locked.
-CREATE FUNCTION sog.advance_applied(cp sog.checkpoint, orig sog.checkpoint, applied sog.position)
+-- applied position (and receipts_through) to it and end a read boundary it
+-- reached, in the variable (advance_applied): the caller writes the row,
+-- once, after whatever else its call changes.
+CREATE FUNCTION sog.advance_applied(cp sog.checkpoint, applied sog.position)
 	RETURNS sog.checkpoint
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql IMMUTABLE
 AS $$
 BEGIN
 	cp.applied_position := applied;
@@ -123,22 +134,22 @@ BEGIN
 		cp.read_hash := NULL;
 		cp.read_count := NULL;
 	END IF;
-	RETURN sog.cp_write(cp, orig, false, false, false, NULL);
+	RETURN cp;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.advance_applied(sog.checkpoint, sog.checkpoint, sog.position) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.advance_applied(sog.checkpoint, sog.position) FROM PUBLIC;
 
 -- Apply the events pos[i] (digest dig[i]; both 1-based, checked) to the
 -- locked checkpoint cp: decide each one, store the new receipts as the C
--- edition stores them and advance applied_position (apply_events).
--- Element lb + i - 1 of the result is true for a new event i.
-CREATE FUNCTION sog.apply_events(cp sog.checkpoint, pos sog.position[], dig bytea[], lb integer)
-	RETURNS boolean[]
+-- edition stores them and advance applied_position in cp_out, the
+-- checkpoint as the apply leaves it; the caller writes the row
+-- (apply_events).  Element lb + i - 1 of res is true for a new event i.
+CREATE FUNCTION sog.apply_events(cp sog.checkpoint, pos sog.position[], dig bytea[], lb integer,
+								 OUT cp_out sog.checkpoint, OUT res boolean[])
 LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
 	n int := coalesce(cardinality(pos), 0);
-	orig sog.checkpoint := cp;
 	checkable boolean := (cp.read_hash IS NOT NULL OR cp.read_count IS NOT NULL)
 						 AND cp.source_cursor IS NOT NULL
 						 AND (cp.applied_position IS NULL OR cp.source_cursor > cp.applied_position);
@@ -147,7 +158,6 @@ DECLARE
 	applied sog.position := cp.applied_position;
 	top sog.position;
 	pre bytea[];
-	res boolean[];
 	new_pos sog.position[] := '{}';
 	new_dig bytea[] := '{}';
 	nn int := 0;
@@ -160,8 +170,10 @@ DECLARE
 	have bytea;
 	k int;
 BEGIN
+	cp_out := cp;
 	IF n = 0 THEN
-		RETURN '{}'::boolean[];
+		res := '{}';
+		RETURN;
 	END IF;
 
 	-- The usual case: a running checkpoint with no receipt above its applied
@@ -182,8 +194,9 @@ BEGIN
 			END IF;
 		END IF;
 		PERFORM sog.receipt_store(cp.id, pos, dig);
-		PERFORM sog.advance_applied(cp, orig, pos[n]);
-		RETURN array_fill(true, ARRAY[n], ARRAY[lb]);
+		cp_out := sog.advance_applied(cp, pos[n]);
+		res := array_fill(true, ARRAY[n], ARRAY[lb]);
+		RETURN;
 	END IF;
 
 	-- Event by event.  The stored digests an event may need: of those at or
@@ -278,9 +291,8 @@ BEGIN
 		IF nn >= run_lo THEN
 			PERFORM sog.receipt_store(cp.id, new_pos[run_lo : nn], new_dig[run_lo : nn]);
 		END IF;
-		PERFORM sog.advance_applied(cp, orig, applied);
+		cp_out := sog.advance_applied(cp, applied);
 	END IF;
-	RETURN res;
 END
 $$;
 REVOKE ALL ON FUNCTION sog.apply_events(sog.checkpoint, sog.position[], bytea[], integer) FROM PUBLIC;
@@ -295,7 +307,7 @@ AS $$
 DECLARE
 	outer_caller text := sog.enter(caller_key, 'sog.apply(bigint, bigint, sog.position, bytea)');
 	cp sog.checkpoint;
-	r boolean[];
+	a record;
 BEGIN
 	IF checkpoint_id IS NULL OR generation IS NULL OR "position" IS NULL OR payload_digest IS NULL THEN
 		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
@@ -310,9 +322,10 @@ BEGIN
 	IF generation <> cp.generation THEN
 		PERFORM sog.check_generation(cp, generation, 'apply');
 	END IF;
-	r := sog.apply_events(cp, ARRAY["position"], ARRAY[payload_digest], 1);
+	a := sog.apply_events(cp, ARRAY["position"], ARRAY[payload_digest], 1);
+	PERFORM sog.cp_write(a.cp_out, cp, false, false, false, NULL);
 	PERFORM sog.leave(outer_caller);
-	RETURN r[1];
+	RETURN a.res[1];
 END
 $$;
 GRANT EXECUTE ON FUNCTION sog.apply_entry(uuid, bigint, bigint, sog.position, bytea) TO PUBLIC;
@@ -358,36 +371,177 @@ END
 $$;
 REVOKE ALL ON FUNCTION sog.check_records_int8(bigint[], bytea[]) FROM PUBLIC;
 
--- apply_batch and apply_batch_int8 (fname, for the errors): the result has
--- the subscripts of the positions array.
+-- The rest of a page, in apply_run_page's and apply_batch_page's
+-- arguments from 5 on: the next page's read boundary (next_cursor,
+-- next_buffer_hash, next_buffered_count: what note_read takes) and the
+-- provider token's compare-and-swap (expected_token, successor_token: what
+-- commit_page takes).  Checked before the checkpoint is locked: 22023 for
+-- a hash or a count without the cursor they describe, or a hash that is
+-- not one (page_rest_args).  The callers call it only when a hash or a
+-- count is given (nothing else can be refused).
+CREATE FUNCTION sog.page_rest_args(fname text, next_cursor sog.position, next_buffer_hash text,
+								   next_buffered_count bigint)
+	RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+	IF next_cursor IS NULL AND (next_buffer_hash IS NOT NULL OR next_buffered_count IS NOT NULL) THEN
+		RAISE EXCEPTION '% was given the next page''s % without its cursor', fname,
+			CASE WHEN next_buffer_hash IS NOT NULL THEN 'buffer hash' ELSE 'record count' END
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = format('next_cursor is NULL; next_buffer_hash is %s and next_buffered_count is %s.',
+								  CASE WHEN next_buffer_hash IS NOT NULL THEN 'given' ELSE 'NULL' END,
+								  coalesce(next_buffered_count::text, 'NULL')),
+				  HINT = 'Pass next_cursor, the last position of the next page read, with its hash or count; or none of the three when no next page is held.';
+	END IF;
+	IF next_buffer_hash IS NOT NULL THEN
+		PERFORM sog.check_buffer_hash('next_buffer_hash', next_buffer_hash);
+	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.page_rest_args(text, sog.position, text, bigint) FROM PUBLIC;
+
+-- Record the read boundary (applied_position, cursor] on the locked
+-- checkpoint cp, in the variable: note_read's checks (SG004 beyond a
+-- pending gap, SG005 behind the applied position, 22023 for a count the
+-- range cannot hold), then the boundary's rule (sog.boundary_note: changed
+-- false for the same note again; recorded, the boundary_recorded flag of
+-- the write) (note_boundary).
+CREATE FUNCTION sog.note_boundary(cp sog.checkpoint, cursor sog.position, hash text, count bigint,
+								  OUT cp_out sog.checkpoint, OUT changed boolean, OUT recorded boolean)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	b record;
+BEGIN
+	IF cp.state <> 'running' THEN
+		PERFORM sog.report_gap_pending(cp, cursor);
+	END IF;
+	IF cp.applied_position IS NOT NULL AND cursor < cp.applied_position THEN
+		RAISE EXCEPTION 'read cursor % of checkpoint % is behind its applied position', cursor, cp.id
+			USING ERRCODE = 'SG005',
+				  DETAIL = format('The checkpoint has applied through %s.', cp.applied_position),
+				  HINT = 'Report the last position fetched from the source; it cannot be below what was applied.';
+	END IF;
+	IF count IS NOT NULL THEN
+		PERFORM sog.check_buffered_count(count, cursor, cp.applied_position);
+	END IF;
+	b := sog.boundary_note(cp, cursor, hash, count);
+	cp_out := b.cp_out;
+	changed := b.changed;
+	recorded := b.recorded;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.note_boundary(sog.checkpoint, sog.position, text, bigint) FROM PUBLIC;
+
+-- The provider token's compare-and-swap on the locked checkpoint cp: SG006
+-- unless it holds expected (NULL: no token yet).  The swap itself is the
+-- write's (sog.cp_write with token_changed and the successor) (swap_token).
+CREATE FUNCTION sog.check_token(cp sog.checkpoint, expected text) RETURNS void
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	token text := sog.cp_token(cp.id);
+BEGIN
+	IF expected IS DISTINCT FROM token THEN
+		RAISE EXCEPTION 'provider token of checkpoint % is not the expected one', cp.id
+			USING ERRCODE = 'SG006',
+				  DETAIL = format('Expected %s, but the checkpoint holds %s.',
+								  CASE WHEN expected IS NULL THEN 'no token' ELSE '"' || sog.cut(expected) || '"' END,
+								  CASE WHEN token IS NULL THEN 'no token' ELSE '"' || sog.cut(token) || '"' END),
+				  HINT = 'Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.';
+	END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.check_token(sog.checkpoint, text) FROM PUBLIC;
+
+-- The end of every apply but sog.apply's: cp is the locked checkpoint as
+-- the apply left it, orig as locked.  A page call's rest (all NULL for
+-- apply_batch, apply_batch_int8 and apply_run): the next page's note
+-- (next_cursor given), as note_read makes it, then (a token given) the
+-- token's compare-and-swap, as commit_page makes it; then the one write of
+-- the row, of whatever the call changed (page_rest_apply, then
+-- sog_checkpoint_write).
+CREATE FUNCTION sog.page_rest_write(cp sog.checkpoint, orig sog.checkpoint, next_cursor sog.position,
+									next_buffer_hash text, next_buffered_count bigint,
+									expected_token text, successor_token text)
+	RETURNS void
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	b record;
+	recorded boolean := false;
+	swap boolean := expected_token IS NOT NULL OR successor_token IS NOT NULL;
+BEGIN
+	IF next_cursor IS NOT NULL THEN
+		b := sog.note_boundary(cp, next_cursor, next_buffer_hash, next_buffered_count);
+		cp := b.cp_out;
+		recorded := b.recorded;
+	END IF;
+	IF swap THEN
+		PERFORM sog.check_token(cp, expected_token);
+	END IF;
+	PERFORM sog.cp_write(cp, orig, false, recorded, swap, successor_token);
+END
+$$;
+REVOKE ALL ON FUNCTION sog.page_rest_write(sog.checkpoint, sog.checkpoint, sog.position, text, bigint, text, text)
+	FROM PUBLIC;
+
+-- apply_batch, apply_batch_int8 and apply_batch_page (fname, for the
+-- errors), and the page's rest (NULLs but for apply_batch_page): the
+-- arguments checked (the positions and digests as sog_records_from_arrays
+-- checks them; apply_batch_int8's entry checks its integer arrays itself,
+-- before it casts them), then the page's rest, before the lock; the
+-- result has the subscripts of the positions array.
 CREATE FUNCTION sog.apply_batch_call(checkpoint_id bigint, generation bigint, positions sog.position[],
-									 payload_digests bytea[], fname text)
+									 payload_digests bytea[], fname text, next_cursor sog.position,
+									 next_buffer_hash text, next_buffered_count bigint,
+									 expected_token text, successor_token text)
 	RETURNS boolean[]
 LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	n int := coalesce(cardinality(positions), 0);
 	lb int := CASE WHEN array_ndims(positions) = 1 THEN array_lower(positions, 1) ELSE 1 END;
 	cp sog.checkpoint;
+	a record;
 BEGIN
+	IF fname <> 'apply_batch_int8' THEN
+		IF checkpoint_id IS NULL OR generation IS NULL OR positions IS NULL OR payload_digests IS NULL THEN
+			PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
+			PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
+			PERFORM sog.require_arg(positions IS NULL, 3, 'positions');
+			PERFORM sog.require_arg(payload_digests IS NULL, 4, 'payload_digests');
+		END IF;
+		IF NOT (coalesce(array_ndims(positions), 0) <= 1 AND coalesce(array_ndims(payload_digests), 0) <= 1
+				AND n = coalesce(cardinality(payload_digests), 0)
+				AND NOT EXISTS (SELECT FROM unnest(positions, payload_digests) AS u(p, d)
+								 WHERE u.p IS NULL OR u.d IS NULL OR octet_length(u.d) <> 32)) THEN
+			PERFORM sog.check_records(positions, payload_digests, 'events');
+		END IF;
+	END IF;
+	IF next_buffer_hash IS NOT NULL OR next_buffered_count IS NOT NULL THEN
+		PERFORM sog.page_rest_args(fname, next_cursor, next_buffer_hash, next_buffered_count);
+	END IF;
+
 	cp := sog.cp_lock(checkpoint_id, 1, false);
 	IF generation <> cp.generation THEN
 		PERFORM sog.check_generation(cp, generation, fname);
 	END IF;
-	IF n = 0 THEN
-		RETURN '{}'::boolean[];
-	END IF;
-	IF lb <> 1 THEN
+	IF n > 0 AND lb <> 1 THEN
 		positions := positions[lb : lb + n - 1];
 	END IF;
-	IF array_lower(payload_digests, 1) <> 1 THEN
+	IF n > 0 AND array_lower(payload_digests, 1) <> 1 THEN
 		payload_digests := payload_digests[array_lower(payload_digests, 1) : array_upper(payload_digests, 1)];
 	END IF;
-	RETURN sog.apply_events(cp, positions, payload_digests, lb);
+	a := sog.apply_events(cp, positions, payload_digests, lb);
+	PERFORM sog.page_rest_write(a.cp_out, cp, next_cursor, next_buffer_hash, next_buffered_count,
+								expected_token, successor_token);
+	RETURN a.res;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.apply_batch_call(bigint, bigint, sog.position[], bytea[], text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.apply_batch_call(bigint, bigint, sog.position[], bytea[], text, sog.position, text, bigint, text, text)
+	FROM PUBLIC;
 
 -- sog.apply_batch(checkpoint_id, generation, positions, payload_digests) -> boolean[]
 CREATE FUNCTION sog.apply_batch_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
@@ -400,24 +554,38 @@ DECLARE
 	outer_caller text := sog.enter(caller_key, 'sog.apply_batch(bigint, bigint, sog.position[], bytea[])');
 	r boolean[];
 BEGIN
-	IF checkpoint_id IS NULL OR generation IS NULL OR positions IS NULL OR payload_digests IS NULL THEN
-		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
-		PERFORM sog.require_arg(generation IS NULL, 2, 'generation');
-		PERFORM sog.require_arg(positions IS NULL, 3, 'positions');
-		PERFORM sog.require_arg(payload_digests IS NULL, 4, 'payload_digests');
-	END IF;
-	IF NOT (coalesce(array_ndims(positions), 0) <= 1 AND coalesce(array_ndims(payload_digests), 0) <= 1
-			AND coalesce(cardinality(positions), 0) = coalesce(cardinality(payload_digests), 0)
-			AND NOT EXISTS (SELECT FROM unnest(positions, payload_digests) AS u(p, d)
-							 WHERE u.p IS NULL OR u.d IS NULL OR octet_length(u.d) <> 32)) THEN
-		PERFORM sog.check_records(positions, payload_digests, 'events');
-	END IF;
-	r := sog.apply_batch_call(checkpoint_id, generation, positions, payload_digests, 'apply_batch');
+	r := sog.apply_batch_call(checkpoint_id, generation, positions, payload_digests, 'apply_batch',
+							  NULL, NULL, NULL, NULL, NULL);
 	PERFORM sog.leave(outer_caller);
 	RETURN r;
 END
 $$;
 GRANT EXECUTE ON FUNCTION sog.apply_batch_entry(uuid, bigint, bigint, sog.position[], bytea[]) TO PUBLIC;
+
+-- sog.apply_batch_page(checkpoint_id, generation, positions, payload_digests,
+--   next_cursor, next_buffer_hash, next_buffered_count, expected_token,
+--   successor_token) -> boolean[]
+CREATE FUNCTION sog.apply_batch_page_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+										   positions sog.position[], payload_digests bytea[],
+										   next_cursor sog.position, next_buffer_hash text,
+										   next_buffered_count bigint, expected_token text,
+										   successor_token text)
+	RETURNS boolean[]
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text)');
+	r boolean[];
+BEGIN
+	r := sog.apply_batch_call(checkpoint_id, generation, positions, payload_digests, 'apply_batch_page',
+							  next_cursor, next_buffer_hash, next_buffered_count, expected_token, successor_token);
+	PERFORM sog.leave(outer_caller);
+	RETURN r;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.apply_batch_page_entry(uuid, bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text)
+	TO PUBLIC;
 
 -- sog.apply_batch_int8(checkpoint_id, generation, positions bigint[], payload_digests) -> boolean[]
 CREATE FUNCTION sog.apply_batch_int8_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
@@ -445,7 +613,8 @@ BEGIN
 	END IF;
 	-- the positions the cast gives, with the array's subscripts
 	pos := positions::text[];
-	r := sog.apply_batch_call(checkpoint_id, generation, pos, payload_digests, 'apply_batch_int8');
+	r := sog.apply_batch_call(checkpoint_id, generation, pos, payload_digests, 'apply_batch_int8',
+							  NULL, NULL, NULL, NULL, NULL);
 	PERFORM sog.leave(outer_caller);
 	RETURN r;
 END
@@ -499,20 +668,23 @@ END
 $$;
 REVOKE ALL ON FUNCTION sog.dense_closes_boundary(sog.checkpoint, bigint, integer, bytea) FROM PUBLIC;
 
--- sog.apply_run(checkpoint_id, generation, first_position, payload_digests) -> integer
-CREATE FUNCTION sog.apply_run_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
-									first_position bigint, payload_digests bytea)
+-- apply_run and apply_run_page (fname, for the errors), and the page's
+-- rest (NULLs but for apply_run_page); see the C edition's apply_run.
+CREATE FUNCTION sog.apply_run_call(checkpoint_id bigint, generation bigint, first_position bigint,
+								   payload_digests bytea, fname text, next_cursor sog.position,
+								   next_buffer_hash text, next_buffered_count bigint,
+								   expected_token text, successor_token text)
 	RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-	outer_caller text := sog.enter(caller_key, 'sog.apply_run(bigint, bigint, bigint, bytea)');
 	cp sog.checkpoint;
+	done sog.checkpoint;
 	len int;
 	n int;
 	skipped int := 0;
 	first_pos sog.position;
+	a record;
 	r boolean[];
 BEGIN
 	IF checkpoint_id IS NULL OR generation IS NULL OR first_position IS NULL OR payload_digests IS NULL THEN
@@ -539,10 +711,13 @@ BEGIN
 				  DETAIL = format('A run of %s events from %s would end above 9223372036854775807.', n, first_position),
 				  HINT = 'Apply the events from 9223372036854775807 on with sog.apply_batch.';
 	END IF;
+	IF next_buffer_hash IS NOT NULL OR next_buffered_count IS NOT NULL THEN
+		PERFORM sog.page_rest_args(fname, next_cursor, next_buffer_hash, next_buffered_count);
+	END IF;
 
 	cp := sog.cp_lock(checkpoint_id, 1, false);
 	IF generation <> cp.generation THEN
-		PERFORM sog.check_generation(cp, generation, 'apply_run');
+		PERFORM sog.check_generation(cp, generation, fname);
 	END IF;
 	IF cp.state = 'running'
 	   AND (cp.applied_position IS NULL OR first_pos > cp.applied_position)
@@ -552,13 +727,15 @@ BEGIN
 				 AND (cp.applied_position IS NULL OR cp.source_cursor > cp.applied_position))
 			OR sog.dense_closes_boundary(cp, first_position, n, payload_digests)) THEN
 		PERFORM sog.receipt_store_dense(cp.id, first_position, n, payload_digests);
-		PERFORM sog.advance_applied(cp, cp, (first_position + (n - 1))::text);
+		done := sog.advance_applied(cp, (first_position + (n - 1))::text);
 	ELSE
-		r := sog.apply_events(cp,
+		a := sog.apply_events(cp,
 							  ARRAY(SELECT (first_position + g)::text FROM generate_series(0, n - 1) g ORDER BY g),
 							  ARRAY(SELECT substring(payload_digests FROM g * 32 + 1 FOR 32)
 									  FROM generate_series(0, n - 1) g ORDER BY g),
 							  1);
+		done := a.cp_out;
+		r := a.res;
 		WHILE skipped < n AND NOT r[skipped + 1] LOOP
 			skipped := skipped + 1;
 		END LOOP;
@@ -572,11 +749,57 @@ BEGIN
 			END IF;
 		END LOOP;
 	END IF;
+	PERFORM sog.page_rest_write(done, cp, next_cursor, next_buffer_hash, next_buffered_count,
+								expected_token, successor_token);
+	RETURN skipped;
+END
+$$;
+REVOKE ALL ON FUNCTION sog.apply_run_call(bigint, bigint, bigint, bytea, text, sog.position, text, bigint, text, text)
+	FROM PUBLIC;
+
+-- sog.apply_run(checkpoint_id, generation, first_position, payload_digests) -> integer
+CREATE FUNCTION sog.apply_run_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+									first_position bigint, payload_digests bytea)
+	RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply_run(bigint, bigint, bigint, bytea)');
+	skipped int;
+BEGIN
+	skipped := sog.apply_run_call(checkpoint_id, generation, first_position, payload_digests, 'apply_run',
+								  NULL, NULL, NULL, NULL, NULL);
 	PERFORM sog.leave(outer_caller);
 	RETURN skipped;
 END
 $$;
 GRANT EXECUTE ON FUNCTION sog.apply_run_entry(uuid, bigint, bigint, bigint, bytea) TO PUBLIC;
+
+-- sog.apply_run_page(checkpoint_id, generation, first_position, payload_digests,
+--   next_cursor, next_buffer_hash, next_buffered_count, expected_token,
+--   successor_token) -> integer
+CREATE FUNCTION sog.apply_run_page_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
+										 first_position bigint, payload_digests bytea,
+										 next_cursor sog.position, next_buffer_hash text,
+										 next_buffered_count bigint, expected_token text,
+										 successor_token text)
+	RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text)');
+	skipped int;
+BEGIN
+	skipped := sog.apply_run_call(checkpoint_id, generation, first_position, payload_digests, 'apply_run_page',
+								  next_cursor, next_buffer_hash, next_buffered_count, expected_token, successor_token);
+	PERFORM sog.leave(outer_caller);
+	RETURN skipped;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.apply_run_page_entry(uuid, bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text)
+	TO PUBLIC;
 
 -- sog.note_read(checkpoint_id, generation, source_cursor, buffer_hash, buffered_count) -> void
 CREATE FUNCTION sog.note_read_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
@@ -603,19 +826,7 @@ BEGIN
 	IF generation <> cp.generation THEN
 		PERFORM sog.check_generation(cp, generation, 'note_read');
 	END IF;
-	IF cp.state <> 'running' THEN
-		PERFORM sog.report_gap_pending(cp, source_cursor);
-	END IF;
-	IF cp.applied_position IS NOT NULL AND source_cursor < cp.applied_position THEN
-		RAISE EXCEPTION 'read cursor % of checkpoint % is behind its applied position', source_cursor, cp.id
-			USING ERRCODE = 'SG005',
-				  DETAIL = format('The checkpoint has applied through %s.', cp.applied_position),
-				  HINT = 'Report the last position fetched from the source; it cannot be below what was applied.';
-	END IF;
-	IF buffered_count IS NOT NULL THEN
-		PERFORM sog.check_buffered_count(buffered_count, source_cursor, cp.applied_position);
-	END IF;
-	b := sog.boundary_note(cp, source_cursor, buffer_hash, buffered_count);
+	b := sog.note_boundary(cp, source_cursor, buffer_hash, buffered_count);
 	IF b.changed THEN
 		PERFORM sog.cp_write(b.cp_out, cp, false, b.recorded, false, NULL);
 	END IF;
@@ -634,7 +845,6 @@ AS $$
 DECLARE
 	outer_caller text := sog.enter(caller_key, 'sog.commit_page(bigint, bigint, text, text)');
 	cp sog.checkpoint;
-	token text;
 BEGIN
 	IF checkpoint_id IS NULL OR generation IS NULL THEN
 		PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
@@ -644,15 +854,7 @@ BEGIN
 	IF generation <> cp.generation THEN
 		PERFORM sog.check_generation(cp, generation, 'commit_page');
 	END IF;
-	token := sog.cp_token(cp.id);
-	IF expected_token IS DISTINCT FROM token THEN
-		RAISE EXCEPTION 'provider token of checkpoint % is not the expected one', cp.id
-			USING ERRCODE = 'SG006',
-				  DETAIL = format('Expected %s, but the checkpoint holds %s.',
-								  CASE WHEN expected_token IS NULL THEN 'no token' ELSE '"' || sog.cut(expected_token) || '"' END,
-								  CASE WHEN token IS NULL THEN 'no token' ELSE '"' || sog.cut(token) || '"' END),
-				  HINT = 'Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.';
-	END IF;
+	PERFORM sog.check_token(cp, expected_token);
 	PERFORM sog.cp_write(cp, cp, false, false, true, successor_token);
 	PERFORM sog.leave(outer_caller);
 END
@@ -732,7 +934,7 @@ BEGIN
 	SELECT r.id, r.anchor::text INTO attempt, anchor
 	  FROM sog.recovery r
 	 WHERE r.checkpoint_id = cp.id AND r.state = 'open' AND (r.anchor IS NULL OR r.anchor <= through)
-	 ORDER BY r.anchor NULLS FIRST LIMIT 1;
+	 ORDER BY r.anchor NULLS FIRST, r.id LIMIT 1;
 	IF FOUND THEN
 		RAISE EXCEPTION 'cannot prune receipts of checkpoint % through % while recovery attempt % is open',
 			cp.id, through, attempt

@@ -6,8 +6,9 @@
 -- applied_position, generation or prune_horizon backward (NULL is below
 -- every position; a NULL generation is a move backward).
 --
--- It runs on every write of a checkpoint, three times a page of the
--- pipelined protocol, so it carries no SET search_path (switching it and
+-- It runs on every write of a checkpoint (three times a page of the
+-- pipelined protocol in three calls, once with apply_run_page or
+-- apply_batch_page), so it carries no SET search_path (switching it and
 -- back cost some 20 us an UPDATE on PG 15): every operator, function, type
 -- and collation in it is schema-qualified, so that no search_path of any
 -- writer can change what it runs.

@@ -18,7 +18,9 @@ exercised).
 
 The generator plays correct and wrong clients: several workers on the same
 checkpoint (zombies with stale generations), claims, note_read with right
-and wrong hashes, short applies, applies past the cursor, replays, positions
+and wrong hashes, whole pages in one call (apply_run_page, apply_batch_page:
+the apply, the next page's note and the token's swap, right and wrong),
+short applies, applies past the cursor, replays, positions
 going backwards, savepoints and transactions rolled back, halts, verify /
 skip / report / resolve gaps in right and wrong states, commit_page tokens,
 expired-token recoveries, reconfigure, prune, retention, roles without a
@@ -390,7 +392,7 @@ class Runner:
             self.hit('halt:%s' % r['verdict'])
         elif tag in ('apply', 'verify_gap') and r:
             self.hit('%s:%s' % (tag, str(res.one()).lower()))
-        elif tag in ('apply_batch', 'apply_batch_int8') and r and res.one() is not None:
+        elif tag in ('apply_batch', 'apply_batch_int8', 'apply_batch_page') and r and res.one() is not None:
             for x in boolflags(res.one()):
                 self.hit('apply:%s' % ('true' if x else 'false'))
         elif tag == 'recovery_event' and r:
@@ -772,6 +774,30 @@ BEGIN
   SELECT cp, (first + i - 1)::text, x, 'run' FROM unnest(payloads) WITH ORDINALITY u(x, i) WHERE i > skip;
   RETURN skip;
 END $f$;
+-- a whole page in one call: the apply, the next page's note, the token's swap
+CREATE OR REPLACE FUNCTION seq.apply_run_page(cp bigint, gen bigint, first bigint, payloads text[],
+    next_cursor text, next_hash text, next_count bigint, expected text, successor text) RETURNS integer
+LANGUAGE plpgsql AS $f$
+DECLARE skip integer;
+BEGIN
+  skip := sog.apply_run_page(cp, gen, first,
+            (SELECT coalesce(string_agg(d, ''::bytea ORDER BY i), ''::bytea) FROM unnest(seq.ds(payloads)) WITH ORDINALITY u(d, i)),
+            next_cursor::sog.position, next_hash, next_count, expected, successor);
+  INSERT INTO seq.sink (cp, pos, payload, via)
+  SELECT cp, (first + i - 1)::text, x, 'run_page' FROM unnest(payloads) WITH ORDINALITY u(x, i) WHERE i > skip;
+  RETURN skip;
+END $f$;
+CREATE OR REPLACE FUNCTION seq.apply_batch_page(cp bigint, gen bigint, positions text[], payloads text[],
+    next_cursor text, next_hash text, next_count bigint, expected text, successor text) RETURNS boolean[]
+LANGUAGE plpgsql AS $f$
+DECLARE ok boolean[];
+BEGIN
+  ok := sog.apply_batch_page(cp, gen, positions::sog.position[], seq.ds(payloads),
+            next_cursor::sog.position, next_hash, next_count, expected, successor);
+  INSERT INTO seq.sink (cp, pos, payload, via)
+  SELECT cp, p::sog.position::text, x, 'batch_page' FROM unnest(positions, payloads) WITH ORDINALITY u(p, x, i) WHERE ok[i];
+  RETURN ok;
+END $f$;
 CREATE OR REPLACE FUNCTION seq.ev(rid bigint, cp bigint, pos text, payload text) RETURNS text
 LANGUAGE plpgsql AS $f$
 DECLARE outcome text;
@@ -1070,6 +1096,40 @@ class Gen:
                 break
         return out
 
+    def page(self, s, g, cp, idx, tok=None, nxt=None, bad=(), how=None, hashmode='good', count='good',
+             cursor='last'):
+        """A whole page in one call (sog.apply_run_page, or apply_batch_page):
+        the events idx, then (nxt: the indices of the next page read) that
+        page's note, as note() makes it, then (tok: (expected, successor))
+        the token's swap.  nxt None with hashmode or count given passes them
+        without a cursor; cursor overrides the next page's cursor."""
+        poss = [cp.pos(i) for i in idx]
+        pls = [cp.payload(i, i in bad) for i in idx]
+        nposs = [cp.pos(i) for i in nxt or ()]
+        npls = [cp.payload(i) for i in nxt or ()]
+        ncur = (nposs[-1] if nposs else None) if cursor == 'last' else cursor
+        if nxt is None and cursor == 'last':
+            hashmode = hashmode if hashmode != 'good' else 'null'
+            count = count if count != 'good' else None
+        ncnt = len(nposs) if count == 'good' else count
+        hsql, hpar = '%s', (None,)
+        if hashmode in ('good', 'perturb', 'upper_good'):
+            if hashmode == 'perturb' and npls:
+                npls[self.rnd.randrange(len(npls))] += '!'
+            hsql = 'upper(seq.h(%s::text[], %s::text[]))' if hashmode == 'upper_good' else 'seq.h(%s::text[], %s::text[])'
+            hpar = (nposs, npls)
+        else:
+            hpar = (self.badhash(hashmode),)
+        exp, succ = tok if tok else (None, None)
+        how = how or self.pick('run', 'batch')
+        rest = ', %s::text, ' + hsql + ', %s::bigint, %s::text, %s::text)'
+        if how == 'run' and cp.kind == 'int' and poss and all(int(p) < 2 ** 63 for p in poss) and \
+                all(idx[j] + 1 == idx[j + 1] for j in range(len(idx) - 1)):
+            return self.run(s, 'SELECT seq.apply_run_page(%s::bigint, %s::bigint, %s::bigint, %s::text[]' + rest,
+                            (cp.sym, g, int(poss[0]), pls, ncur) + hpar + (ncnt, exp, succ), tag='apply_run_page')
+        return self.run(s, 'SELECT seq.apply_batch_page(%s::bigint, %s::bigint, %s::text[], %s::text[]' + rest,
+                        (cp.sym, g, poss, pls, ncur) + hpar + (ncnt, exp, succ), tag='apply_batch_page')
+
     def begin(self, s, iso=None):
         self.run(s, 'BEGIN' + (' ISOLATION LEVEL ' + iso if iso else ''))
 
@@ -1113,15 +1173,22 @@ class Gen:
             # the source delivers part of the last page again
             idx = span(max(1, idx[0] - self.rnd.randint(1, 3)), idx[0]) + idx
         self.begin(s)
-        res = self.apply(s, g, cp, idx)
-        if all(r.ok for r in res):
-            if self.chance(0.4):
-                tok = row['provider_token']
-                self.run(s, 'SELECT sog.commit_page(%s::bigint, %s::bigint, %s, %s)',
-                         (cp.sym, g, tok, 'tok-%d' % self.rnd.randint(1, 10 ** 6)), tag='commit_page')
-            if self.chance(0.4):
-                nxt = span(idx[-1] + 1, idx[-1] + 1 + self.rnd.randint(1, 5))
-                self.note(s, g, cp, nxt)
+        if self.chance(0.35):
+            # the same in one call: apply, the next page's note, the token
+            tok = (row['provider_token'], 'tok-%d' % self.rnd.randint(1, 10 ** 6)) if self.chance(0.5) else None
+            nxt = span(idx[-1] + 1, idx[-1] + 1 + self.rnd.randint(1, 5)) if self.chance(0.5) else None
+            self.page(s, g, cp, idx, tok=tok, nxt=nxt,
+                      hashmode=self.pick('good', 'good', 'good', 'null'), count=self.pick('good', 'good', None))
+        else:
+            res = self.apply(s, g, cp, idx)
+            if all(r.ok for r in res):
+                if self.chance(0.4):
+                    tok = row['provider_token']
+                    self.run(s, 'SELECT sog.commit_page(%s::bigint, %s::bigint, %s, %s)',
+                             (cp.sym, g, tok, 'tok-%d' % self.rnd.randint(1, 10 ** 6)), tag='commit_page')
+                if self.chance(0.4):
+                    nxt = span(idx[-1] + 1, idx[-1] + 1 + self.rnd.randint(1, 5))
+                    self.note(s, g, cp, nxt)
         ok = self.end(s, commit=self.chance(0.95)).ok
         if ok and self.chance(0.1):
             # graceful shutdown with nothing held
@@ -1132,7 +1199,7 @@ class Gen:
         row = self.cprow(cp)
         i0 = cp.idx_after(row['applied_position'])
         v = self.pick('short', 'past', 'replay', 'backwards', 'conflict', 'skip', 'dup_in_batch', 'bad_digest', 'mixed',
-                      'between', 'note_behind', 'note_badhash')
+                      'between', 'note_behind', 'note_badhash', 'page_short', 'page_token', 'page_behind', 'page_badnote')
         b = self.cur_boundary(cp)
         if not b and self.chance(0.7):
             idx = self.page_range(cp, self.rnd.randint(2, 6))
@@ -1166,6 +1233,22 @@ class Gen:
         elif v == 'note_behind':
             lo = max(1, i0 - self.rnd.randint(1, 3))
             self.note(s, g, cp, span(lo, lo + 2))
+        elif v == 'page_short':
+            # short of the noted cursor, and the next page noted over it
+            idx = span(i0, max(i0, hi - 1 - self.rnd.randint(0, 2)) + 0) or [i0]
+            self.page(s, g, cp, idx, nxt=span(hi + 1, hi + 3), tok=self.pick(None, (row['provider_token'], 'tok-short')))
+        elif v == 'page_token':
+            self.page(s, g, cp, span(i0, hi + 1), nxt=self.pick(None, span(hi + 1, hi + 3)),
+                      tok=(self.pick('tok-wrong', None, row['provider_token'] and row['provider_token'] + 'x'), 'tok-new'))
+        elif v == 'page_behind':
+            # the next page's cursor behind what the page applies
+            idx = span(i0, hi + 1)
+            self.page(s, g, cp, idx, nxt=[], cursor=cp.pos(self.rnd.choice(idx)), count=self.pick(None, 1),
+                      tok=self.pick(None, (row['provider_token'], 'tok-behind')))
+        elif v == 'page_badnote':
+            self.page(s, g, cp, span(i0, hi + 1), nxt=span(hi + 1, hi + 3),
+                      hashmode=self.pick('perturb', 'upper_good', 'random', 'short', 'nonhex', 'long', 'empty'),
+                      count=self.pick('good', -1, 10 ** 12, 0))
         elif v == 'dup_in_batch':
             self.apply(s, g, cp, [i0, i0, i0 + 1], how='batch')
         elif v == 'bad_digest':
@@ -1218,9 +1301,12 @@ class Gen:
         else:
             s, g = self.worker(cp), row['generation'] + self.rnd.randint(1, 3)
         idx = self.page_range(cp)
-        f = self.pick('apply', 'note', 'halt', 'commit_page', 'verify', 'report', 'skip', 'owner_check', 'begin_recovery')
+        f = self.pick('apply', 'note', 'halt', 'commit_page', 'verify', 'report', 'skip', 'owner_check', 'begin_recovery',
+                      'page')
         if f == 'apply':
             self.apply(s, g, cp, idx)
+        elif f == 'page':
+            self.page(s, g, cp, idx, nxt=span(idx[-1] + 1, idx[-1] + 3), tok=(row['provider_token'], 'z'))
         elif f == 'note':
             self.note(s, g, cp, idx)
         elif f == 'halt':
@@ -1654,10 +1740,13 @@ class Gen:
         row = self.cprow(cp)
         who = self.pick('wn', 'wo', 'ws')
         g = row['generation']
-        f = self.pick('claim', 'apply', 'note', 'halt', 'gaps', 'status', 'receipts', 'owner_check', 'begin_recovery', 'prune', 'report')
+        f = self.pick('claim', 'apply', 'note', 'halt', 'gaps', 'status', 'receipts', 'owner_check', 'begin_recovery', 'prune', 'report',
+                      'page')
         idx = self.page_range(cp, 2)
         if f == 'claim':
             self.claim(cp, who)
+        elif f == 'page':
+            self.page(who, g, cp, idx, nxt=self.pick(None, span(idx[-1] + 1, idx[-1] + 3)))
         elif f == 'apply':
             self.apply(who, g, cp, idx)
         elif f == 'note':
@@ -1692,7 +1781,8 @@ class Gen:
             # accepted and canonicalized by the C edition, refused (22P02)
             # by the portable one's domain (docs/portable.md): --skip noncanonical
             bad_pos += ['0' + cp.pos(i0), '00' + cp.pos(i0).replace('-', '-0'), ' %s ' % cp.pos(i0)]
-        f = self.pick('apply_pos', 'apply_pos', 'note_pos', 'ids', 'nulls', 'huge_gen', 'batch_shape', 'run_args', 'count', 'claim_owner')
+        f = self.pick('apply_pos', 'apply_pos', 'note_pos', 'ids', 'nulls', 'huge_gen', 'batch_shape', 'run_args', 'count', 'claim_owner',
+                      'page_args')
         if f == 'apply_pos':
             p = self.rnd.choice(bad_pos)
             self.run(s, 'SELECT seq.apply(%s::bigint, %s::bigint, %s, %s)', (cp.sym, g, p, 'p'), tag='apply')
@@ -1748,6 +1838,21 @@ class Gen:
         elif f == 'count':
             idx = self.page_range(cp, 3)
             self.note(s, g, cp, idx, count=self.pick(-1, 0, 10 ** 12, None, 2))
+        elif f == 'page_args':
+            idx = self.page_range(cp, 2)
+            v = self.pick('hash_alone', 'count_alone', 'both_alone', 'badhash', 'null_gen', 'bad_cursor')
+            if v == 'hash_alone':
+                self.page(s, g, cp, idx, hashmode=self.pick('random', 'nonhex'))
+            elif v == 'count_alone':
+                self.page(s, g, cp, idx, count=self.pick(2, -1))
+            elif v == 'both_alone':
+                self.page(s, g, cp, idx, hashmode='random', count=2)
+            elif v == 'badhash':
+                self.page(s, g, cp, idx, nxt=span(idx[-1] + 1, idx[-1] + 3), hashmode=self.pick('short', 'nonhex', 'long', 'empty'))
+            elif v == 'null_gen':
+                self.page(s, None, cp, idx, nxt=self.pick(None, span(idx[-1] + 1, idx[-1] + 3)))
+            else:
+                self.page(s, g, cp, idx, nxt=[], cursor=self.rnd.choice(bad_pos))
         else:
             self.run(s, 'SELECT * FROM sog.claim(%s::bigint, %s, %s)', (cp.sym, self.pick('', 'o' * 1000, ' '), cp.ident),
                      ids={'checkpoint_id': 'cp', 'gap_id': 'gap'}, tag='claim')
