@@ -24,7 +24,7 @@ BEGIN
 END $$;
 
 -- Records 1..N: position i, 100-byte payload (the same bytes as hashloop.c).
-DROP TABLE IF EXISTS bench_hashsrc, bench_pos;
+DROP TABLE IF EXISTS bench_hashsrc, bench_pos, bench_micro_run;
 CREATE TABLE bench_hashsrc (i bigint NOT NULL, p bytea NOT NULL);
 INSERT INTO bench_hashsrc
 SELECT i, convert_to(rpad(i::text, 100, ' payload 0123456789abcdefghijklmnopqrstuvwxyz'), 'UTF8')
@@ -48,7 +48,7 @@ VACUUM ANALYZE bench_pos;
 \set M (:N / 10)
 SELECT id AS bench_cp FROM sog.register('bench-micro', 'micro', '0') \gset
 SELECT generation AS bench_gen FROM sog.claim(:bench_cp, 'micro') \gset
-CREATE TABLE bench_run AS
+CREATE TABLE bench_micro_run AS
 SELECT string_agg(sog.payload_digest(p), ''::bytea ORDER BY i) AS digests,
        sog.buffer_hash(i::sog.position, sog.payload_digest(p) ORDER BY i) AS hash
   FROM bench_hashsrc WHERE i <= :M;
@@ -57,9 +57,9 @@ RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   BEGIN
     IF noted THEN
-      PERFORM sog.note_read(cp, gen, m::text::sog.position, (SELECT hash FROM bench_run), m);
+      PERFORM sog.note_read(cp, gen, m::text::sog.position, (SELECT hash FROM bench_micro_run), m);
     END IF;
-    PERFORM sog.apply_run(cp, gen, 1, (SELECT digests FROM bench_run));
+    PERFORM sog.apply_run(cp, gen, 1, (SELECT digests FROM bench_micro_run));
     RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'roll back';
   EXCEPTION WHEN raise_exception THEN NULL;
   END;
@@ -115,4 +115,4 @@ SELECT name, :N,
        END
   FROM timed ORDER BY ord;
 
-DROP TABLE bench_hashsrc, bench_pos, bench_run;
+DROP TABLE bench_hashsrc, bench_pos, bench_micro_run;

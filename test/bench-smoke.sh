@@ -146,23 +146,25 @@ if cc -O2 -Wall -o "$work/client" "$bench/client.c" -I"$(pg_config --includedir)
 	conn="dbname=$db"
 	check "client.c compiles" true
 	# partitions of their own: (b) 10-11, (c) 13-14 (the offsets rows), (g) 50-51,
-	# (h) 52-53, (r) 54-55, (w) 56-57, (p) 58-59; the commit counts (w) 60, (p) 61
-	for v in b:10 c:13 g:50 h:52 r:54 w:56 p:58; do
+	# (h) 52-53, (r) 54-55, (w) 56-57, (p) 58-59, (m) 62-63; the commit counts
+	# (w) 60, (p) 61, (m) 63 (after its runs there)
+	for v in b:10 c:13 g:50 h:52 r:54 w:56 p:58 m:62; do
 		check "client ${v%:*} B=1" "$work/client" -d "$conn" -v "${v%:*}" -B 1 -c 1 -T 1 -p "${v#*:}"
 		check "client ${v%:*} B=100 2 clients" "$work/client" -d "$conn" -v "${v%:*}" -B 100 -c 2 -T 1 -p "${v#*:}"
 	done
 	check "client (w): two commits per page" commits_per_page w 60 1.9 2.5
 	check "client (p): one commit per page" commits_per_page p 61 0.9 1.5
-	check "client (g), (h), (r), (w), (p): the sink holds one row per receipt" test "$(psql_db -tAc "
-		SELECT (SELECT count(*) FROM sink WHERE partition BETWEEN 50 AND 61)
-		     = (SELECT count(*) FROM bench_cp b, sog.receipts(b.id) WHERE b.part BETWEEN 50 AND 61)
-		   AND (SELECT count(DISTINCT partition) FROM sink WHERE partition BETWEEN 50 AND 61) = 12")" = t
-	check "client (w), (p): each checkpoint holds its last page's token and no open read boundary" test "$(psql_db -tAc "
+	check "client (m): one commit per page" commits_per_page m 63 0.9 1.5
+	check "client (g), (h), (r), (w), (p), (m): the sink holds one row per receipt" test "$(psql_db -tAc "
+		SELECT (SELECT count(*) FROM sink WHERE partition BETWEEN 50 AND 63)
+		     = (SELECT count(*) FROM bench_cp b, sog.receipts(b.id) WHERE b.part BETWEEN 50 AND 63)
+		   AND (SELECT count(DISTINCT partition) FROM sink WHERE partition BETWEEN 50 AND 63) = 14")" = t
+	check "client (w), (p), (m): each checkpoint holds its last page's token and no open read boundary" test "$(psql_db -tAc "
 		SELECT bool_and(c.provider_token = 'T' || c.applied_position::text
 		                AND c.source_cursor OPERATOR(sog.=) c.applied_position
 		                AND c.read_hash IS NULL AND c.read_count IS NULL
 		                AND c.applied_position::text::bigint = (SELECT max(pos) FROM sink s WHERE s.partition = b.part))
-		  FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part BETWEEN 56 AND 61")" = t
+		  FROM bench_cp b JOIN sog.checkpoint c ON c.id = b.id WHERE b.part BETWEEN 56 AND 63")" = t
 else
 	failed=$((failed + 1))
 	echo "FAILED  client.c does not compile:"
