@@ -444,7 +444,7 @@ CREATE FUNCTION sog.apply_run_page(checkpoint_id bigint, generation bigint,
 	AS 'MODULE_PATHNAME', 'sog_apply_run_page'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text) IS
-	'a whole page in one call: sog.apply_run, then (next_cursor given) sog.note_read of the next page, then (a token given) sog.commit_page, with one write of the checkpoint';
+	'a whole page in one call: sog.apply_run, then (next_cursor given) sog.note_read of the next page, then (either token given; both NULL: no compare-and-swap) sog.commit_page, with one write of the checkpoint';
 CREATE FUNCTION sog.apply_batch_page(checkpoint_id bigint, generation bigint,
 									 positions sog.position[], payload_digests bytea[],
 									 next_cursor sog.position DEFAULT NULL,
@@ -456,13 +456,15 @@ CREATE FUNCTION sog.apply_batch_page(checkpoint_id bigint, generation bigint,
 	AS 'MODULE_PATHNAME', 'sog_apply_batch_page'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text) IS
-	'a whole page in one call: sog.apply_batch, then (next_cursor given) sog.note_read of the next page, then (a token given) sog.commit_page, with one write of the checkpoint';
+	'a whole page in one call: sog.apply_batch, then (next_cursor given) sog.note_read of the next page, then (either token given; both NULL: no compare-and-swap) sog.commit_page, with one write of the checkpoint';
 REVOKE ALL ON FUNCTION sog.apply_run_page(bigint, bigint, bigint, bytea, sog.position, text, bigint, text, text),
 	sog.apply_batch_page(bigint, bigint, sog.position[], bytea[], sog.position, text, bigint, text, text)
 	FROM PUBLIC;
 
--- What a consumer grant gives now includes them; the grants in force get
--- them at this update.
+-- What a consumer grant gives now includes them.  The update grants nothing
+-- itself (a GRANT run by an extension script is an initial privilege, which
+-- pg_dump leaves out): the owner runs sog.refresh_grants() after it, as
+-- after the update to 1.1.
 CREATE OR REPLACE FUNCTION sog.role_privileges(role regrole, kind text, give boolean) RETURNS void
 	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
@@ -517,13 +519,12 @@ END
 $$;
 
 DO $$
-DECLARE
-	r record;
 BEGIN
-	FOR r IN SELECT DISTINCT g.role_oid FROM sog.grant_status g
-			  WHERE g.kind OPERATOR(pg_catalog.=) 'consumer' AND g.status OPERATOR(pg_catalog.=) 'in_force'
-	LOOP
-		PERFORM sog.role_privileges(r.role_oid::regrole, 'consumer', true);
-	END LOOP;
+	IF EXISTS (SELECT FROM sog.grant_status g
+				WHERE g.kind OPERATOR(pg_catalog.=) 'consumer' AND g.status OPERATOR(pg_catalog.=) 'in_force') THEN
+		RAISE WARNING 'consumer roles granted before the update do not have the functions 1.2 adds yet'
+			USING DETAIL = 'sog.apply_run_page and sog.apply_batch_page (a whole page in one call).',
+				  HINT = 'Run SELECT sog.refresh_grants(); as the extension''s owner.';
+	END IF;
 END
 $$;

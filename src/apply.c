@@ -232,7 +232,7 @@ SOG_ENTRY(sog_apply, true)
 	sog_check_generation(&cp, PG_GETARG_INT64(1), "apply");
 	sog_store_begin();
 	apply_events(&cp, 1, &pos, &dig, &result);
-	sog_checkpoint_write(&cp);
+	sog_checkpoint_write_changes(&cp);
 	sog_store_end();
 	PG_RETURN_BOOL(result);
 }
@@ -246,7 +246,7 @@ SOG_ENTRY(sog_apply, true)
  */
 typedef struct PageRest
 {
-	bool		page;			/* an apply_*_page call */
+	const char *fname;			/* for the error context */
 	SogPosition *cursor;		/* NULL: no note */
 	char	   *hash;
 	bool		count_isnull;
@@ -261,9 +261,9 @@ page_rest_args(FunctionCallInfo fcinfo, const char *fname, PageRest *pr)
 {
 	memset(pr, 0, sizeof(*pr));
 	pr->count_isnull = true;
+	pr->fname = fname;
 	if (PG_NARGS() < 9)
 		return;
-	pr->page = true;
 	pr->cursor = PG_ARGISNULL(4) ? NULL : PG_GETARG_SOG_POSITION_P(4);
 	pr->hash = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
 	pr->count_isnull = PG_ARGISNULL(6);
@@ -287,19 +287,52 @@ static bool note_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 						  bool count_isnull, int64 count);
 static void swap_token(SogCheckpoint *cp, const char *expected, const char *successor);
 
+/* An error of the note or token step names the page call's argument. */
+static void
+page_rest_context(void *arg)
+{
+	const PageRest *pr = (const PageRest *) arg;
+
+	if (pr->cursor)
+		errcontext("%s, noting the next page (next_cursor %s) and then moving the token",
+				   pr->fname, sog_pos_str(pr->cursor));
+	else
+		errcontext("%s, moving the token", pr->fname);
+}
+
 /*
  * After the apply of a page, on the same locked checkpoint: note the next
  * page's read boundary and swap the provider token, as note_read and
- * commit_page would in the same transaction, without writing the row
- * (the caller writes it once).
+ * commit_page would in the same transaction, then write the row once.  A
+ * step that note_read or commit_page would have written for (a note that
+ * records, any swap) applies the snapshot rule even when the row ends up
+ * unchanged, as they do; the apply alone applies it only when it moved
+ * the applied position, as apply_run does.
  */
 static void
-page_rest_apply(SogCheckpoint *cp, const PageRest *pr)
+page_rest_write(SogCheckpoint *cp, const PageRest *pr)
 {
-	if (pr->cursor)
-		(void) note_boundary(cp, pr->cursor, pr->hash, pr->count_isnull, pr->count);
+	ErrorContextCallback ctx;
+	bool		wrote = false;
+
+	ctx.callback = page_rest_context;
+	ctx.arg = (void *) pr;
+	ctx.previous = error_context_stack;
+	if (pr->cursor || pr->swap)
+		error_context_stack = &ctx;
+	if (pr->cursor &&
+		note_boundary(cp, pr->cursor, pr->hash, pr->count_isnull, pr->count))
+		wrote = true;
 	if (pr->swap)
+	{
 		swap_token(cp, pr->expected, pr->successor);
+		wrote = true;
+	}
+	error_context_stack = ctx.previous;
+	if (wrote)
+		sog_checkpoint_write(cp);
+	else
+		sog_checkpoint_write_changes(cp);
 }
 
 /*
@@ -336,8 +369,7 @@ apply_batch_call(FunctionCallInfo fcinfo, const char *fname)
 	sog_check_generation(&cp, PG_GETARG_INT64(1), fname);
 	sog_store_begin();
 	apply_events(&cp, n, pos, dig, result);
-	page_rest_apply(&cp, &pr);
-	sog_checkpoint_write(&cp);
+	page_rest_write(&cp, &pr);
 	sog_store_end();
 
 	if (n == 0)
@@ -513,8 +545,7 @@ apply_run_call(FunctionCallInfo fcinfo, const char *fname)
 	}
 	else
 		skipped = apply_run_events(&cp, first, n, d);
-	page_rest_apply(&cp, &pr);
-	sog_checkpoint_write(&cp);
+	page_rest_write(&cp, &pr);
 	sog_store_end();
 	PG_RETURN_INT32(skipped);
 }

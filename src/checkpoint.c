@@ -511,8 +511,13 @@ sog_checkpoint_check_snapshot(const SogCheckpoint *cp)
 				 errhint("Retry the whole sink transaction, as after any serialization failure.")));
 }
 
-void
-sog_checkpoint_write(SogCheckpoint *cp)
+/*
+ * Write the changed columns of *cp.  always_check: apply the snapshot rule
+ * (sog_checkpoint_check_snapshot) even when nothing changed, as every
+ * caller but the apply's did before 1.2 (its call then changes nothing).
+ */
+static void
+write_row(SogCheckpoint *cp, bool always_check)
 {
 	Relation	rel;
 	const AttrNumber *att;
@@ -521,6 +526,8 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	int			before;
 	SogWriter	w;
 
+	if (always_check)
+		sog_checkpoint_check_snapshot(cp);
 	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
 	att = sog_checkpoint_attnums(rel);
 	c.n = 0;
@@ -560,9 +567,10 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	if (c.n == 0)
 	{
 		table_close(rel, NoLock);
-		return;					/* nothing changed: no write, nothing to refuse */
+		return;
 	}
-	sog_checkpoint_check_snapshot(cp);
+	if (!always_check)
+		sog_checkpoint_check_snapshot(cp);
 	change(&c, att[CP_UPDATED_AT],
 		   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
 
@@ -572,6 +580,18 @@ sog_checkpoint_write(SogCheckpoint *cp)
 	remember(cp);
 	sog_boundary_commit_check(cp);	/* left partly applied: checked at commit */
 	table_close(rel, NoLock);
+}
+
+void
+sog_checkpoint_write(SogCheckpoint *cp)
+{
+	write_row(cp, true);
+}
+
+void
+sog_checkpoint_write_changes(SogCheckpoint *cp)
+{
+	write_row(cp, false);
 }
 
 static SogPosition *

@@ -136,9 +136,18 @@ extern void sog_checkpoint_check_snapshot(const SogCheckpoint *cp);
 /*
  * Write back the columns of *cp that changed since it was read (the row
  * must be locked), through the executor; cp then describes the new row
- * version.  Nothing is written when nothing changed.
+ * version.  Nothing is written when nothing changed, but the snapshot rule
+ * (sog_checkpoint_check_snapshot) is applied all the same: the caller is
+ * a call that writes.
  */
 extern void sog_checkpoint_write(SogCheckpoint *cp);
+
+/*
+ * The same, applying the snapshot rule only when something changed: for
+ * the apply calls, which write nothing for a page of duplicates (and whose
+ * note and token steps apply the rule themselves).
+ */
+extern void sog_checkpoint_write_changes(SogCheckpoint *cp);
 
 /* The provider token (NULL: none), and a new one for the next write. */
 extern char *sog_checkpoint_token(SogCheckpoint *cp);

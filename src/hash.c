@@ -66,13 +66,22 @@
  * fetched once and 0.17 us here, the same SHA-NI or AVX2 code doing the
  * work; the read boundary's check of 1000 records (bench/micro.sql) goes
  * from about 170-220 us to 130.  A build of OpenSSL without the
- * deprecated interfaces (OPENSSL_NO_DEPRECATED_3_0) gets EVP, as before.
+ * deprecated interfaces gets EVP, as before.  These calls use OpenSSL's own
+ * implementation, not a provider's: on a host that enforces FIPS
+ * providers, SHA-256 is still SHA-256 (a digest for integrity, not a
+ * secret), but where every digest must come from the FIPS provider, build
+ * against an OpenSSL without the deprecated interfaces (EVP then).
  */
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#if !defined(OPENSSL_NO_DEPRECATED_3_0)
+/*
+ * PostgreSQL's pg_config.h sets OPENSSL_API_COMPAT to 1.0.1's level, so
+ * OPENSSL_NO_DEPRECATED_3_0 is defined only by an OpenSSL built without
+ * them (its configuration.h), as OPENSSL_NO_DEPRECATED is.
+ */
+#if !defined(OPENSSL_NO_DEPRECATED_3_0) && !defined(OPENSSL_NO_DEPRECATED)
 
 void
 sog_sha256(const uint8 *const *parts, const size_t *lens, int n, uint8 *out)
@@ -93,7 +102,7 @@ fail:
 	elog(ERROR, "could not compute SHA-256 digest with OpenSSL");
 }
 
-#else							/* OPENSSL_NO_DEPRECATED_3_0 */
+#else							/* OpenSSL without its deprecated interfaces */
 
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
 #define SOG_EVP_FETCH 1
@@ -152,7 +161,7 @@ fail:
 	elog(ERROR, "could not compute SHA-256 digest with OpenSSL");
 }
 
-#endif							/* OPENSSL_NO_DEPRECATED_3_0 */
+#endif							/* OpenSSL without its deprecated interfaces */
 
 #else							/* !USE_OPENSSL */
 

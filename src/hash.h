@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * hash.h
- *	  SHA-256 (OpenSSL's EVP interface, or PostgreSQL's cryptohash API
- *	  without OpenSSL), payload digests and the chained buffer hash (README:
- *	  hash definitions).
+ *	  SHA-256 (OpenSSL's, or PostgreSQL's cryptohash API without OpenSSL),
+ *	  payload digests and the chained buffer hash (README: hash
+ *	  definitions).
  *
  *-------------------------------------------------------------------------
  */

@@ -105,6 +105,8 @@ my ($update_rc, $update_out, $update_err) = $node->psql('old', 'ALTER EXTENSION 
 is($update_rc, 0, 'ALTER EXTENSION UPDATE succeeds');
 like($update_err, qr/WARNING:  roles granted before the update do not have the functions 1\.1 adds yet\nHINT:  Run SELECT sog\.refresh_grants\(\);/,
 	'and tells the owner to refresh the grants');
+like($update_err, qr/WARNING:  consumer roles granted before the update do not have the functions 1\.2 adds yet\nDETAIL:  sog\.apply_run_page and sog\.apply_batch_page .*\nHINT:  Run SELECT sog\.refresh_grants\(\);/,
+	'and again for the page calls of 1.2');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
 	SogTest::default_version(), 'updated through 1.1 to the default version');
 is($node->safe_psql('old', $tables), $before, 'every row of every table is as it was');
@@ -127,7 +129,9 @@ is_deeply(\@lost, [], 'no role lost a privilege');
 @gained = grep { !$old{$_} } split /\n/, $privileges_after;
 is_deeply(\@gained, [
 		'up_app sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
+		'up_app sog.apply_batch_page(bigint,bigint,sog."position"[],bytea[],sog."position",text,bigint,text,text) EXECUTE',
 		'up_app sog.apply_run(bigint,bigint,bigint,bytea) EXECUTE',
+		'up_app sog.apply_run_page(bigint,bigint,bigint,bytea,sog."position",text,bigint,text,text) EXECUTE',
 		'up_ops sog.checkpoint_metrics SELECT',
 		'up_ops sog.grant_status SELECT',
 		'up_ops sog.prune_due() EXECUTE',
@@ -136,9 +140,11 @@ is_deeply(\@gained, [
 		'up_ops sog.retention_horizon(bigint) EXECUTE',
 		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
 		'up_scoped sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
+		'up_scoped sog.apply_batch_page(bigint,bigint,sog."position"[],bytea[],sog."position",text,bigint,text,text) EXECUTE',
 		'up_scoped sog.apply_run(bigint,bigint,bigint,bytea) EXECUTE',
+		'up_scoped sog.apply_run_page(bigint,bigint,bigint,bytea,sog."position",text,bigint,text,text) EXECUTE',
 	],
-	'then the operator has the 1.1 objects, the consumers apply_batch_int8 and apply_run, and no one anything else');
+	'then the operator has the 1.1 objects, the consumers apply_batch_int8, apply_run and the page calls of 1.2, and no one anything else');
 is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'a second refresh is harmless');
 is($node->safe_psql('old', $privileges), $privileges_after, 'and changes nothing');
 is($node->psql('old', 'SET ROLE up_app; SELECT sog.refresh_grants()'), 3, 'a consumer may not refresh grants');

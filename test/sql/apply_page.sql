@@ -19,10 +19,11 @@
 -- cpstate(cp): what a checkpoint's row holds, but its id, names and times.
 CREATE FUNCTION pg_temp.cpstate(cp bigint) RETURNS text
 LANGUAGE sql STABLE AS $$
-	SELECT format('gen %s, applied %s, cursor %s, base %s, hash %s, count %s, token %s, receipts through %s, %s',
+	SELECT format('gen %s, applied %s, cursor %s, base %s, hash %s, count %s, token %s, receipts through %s, %s, gap floor %s',
 	              c.generation, c.applied_position, c.source_cursor, c.read_base,
 	              coalesce(left(c.read_hash, 8), 'none'), coalesce(c.read_count::text, 'none'),
-	              coalesce(c.provider_token, 'none'), c.receipts_through, c.state)
+	              coalesce(c.provider_token, 'none'), c.receipts_through, c.state,
+	              coalesce(c.read_gap_floor::text, 'none'))
 	  FROM sog.checkpoint c WHERE c.id = cp
 $$;
 
@@ -101,6 +102,9 @@ SELECT sog.note_read(:cp3, :g3, '40', NULL, 5);
 COMMIT;
 SELECT sog.apply_run_page(:cp1, :g1, 31, pg_temp.digests(31, 35), '40', NULL, 5);
 SELECT pg_temp.cpstate(:cp1) AS after_page_4, pg_temp.same(:cp3, :cp1);
+-- (commit_page(NULL, NULL) is another thing: it expects no token, and the
+-- checkpoint holds T30)
+SELECT * FROM pg_temp.err(format('SELECT sog.commit_page(%s, %s, NULL, NULL)', :cp1, :g1));
 
 -- Page 4 delivered again (duplicates: 5 skipped) with page 5 applied in
 -- the same call: the answers are apply_run's and apply_batch's.
