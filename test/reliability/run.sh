@@ -111,7 +111,7 @@ PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 if [ ! -x "$PG_CONFIG" ]; then
 	sog_install_packages postgresql-15 postgresql-server-dev-15 || exit 1
 fi
-sog_install_packages libpq-dev gcc make perl || exit 1
+sog_install_packages libpq-dev libssl-dev gcc make perl || exit 1
 bindir=$("$PG_CONFIG" --bindir)
 if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/amcheck.control" ]; then
 	echo "run.sh: amcheck is missing from $("$PG_CONFIG" --sharedir) (postgresql-contrib)" >&2
