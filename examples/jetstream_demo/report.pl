@@ -107,11 +107,15 @@ printf "faults: %d SIGKILLs, %d PostgreSQL crash(es), %d expired consumers seen,
 	(eval { my $n = 0; $n += $expired{$_} // 0 for @streams; $n }),
 	(eval { my $n = 0; $n += $refused{$_} // 0 for @streams; $n });
 
-# throughput: the median of the rounds, per mode
-my %eps;
+# throughput: the median of the rounds, per mode; the ratios are medians of
+# the rounds' own ratios (each round's modes ran one after the other, in an
+# order that turns from round to round), as make bench pairs its runs
+my (%eps, %round);
 open $fh, '<', $bench or die "$bench: $!\n";
 while (<$fh>) {
-	push @{$eps{$1}}, $2 if /^bench (\w+) \d+ .* eps=(\d+)/;
+	next unless /^bench (\w+) (\d+) .* eps=(\d+)/;
+	push @{$eps{$1}}, $3;
+	$round{$2}{$1} = $3;
 }
 close $fh;
 my $median = sub {
@@ -126,8 +130,15 @@ my $t = $median->($eps{twocommit});
 printf "  %-60s %9.0f events/s\n", 'with the guard, one COMMIT per page (the next page noted)', $g;
 printf "  %-60s %9.0f events/s\n", 'offsets only (INSERT + UPDATE offsets)', $o;
 printf "  %-60s %9.0f events/s\n", 'with the guard, two COMMITs per page (--two-commit)', $t;
-printf "  guard / offsets only: %.2f (two commits per page: %.2f)\n",
-	$o > 0 ? $g / $o : 0, $o > 0 ? $t / $o : 0;
+my %ratios;
+for my $r (sort { $a <=> $b } keys %round) {
+	my $x = $round{$r};
+	next unless $x->{offsets};
+	push @{$ratios{$_}}, $x->{$_} / $x->{offsets} for grep { $x->{$_} } qw(guard twocommit);
+}
+printf "  guard / offsets only: %.2f (two commits per page: %.2f), medians of the rounds' ratios (%s)\n",
+	$median->($ratios{guard}), $median->($ratios{twocommit}),
+	join(' ', map { sprintf '%.2f', $_ } @{$ratios{guard} // []});
 push @failed, 'the throughput rounds did not all run' unless $g > 0 && $o > 0 && $t > 0;
 
 print "\n";
