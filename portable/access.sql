@@ -90,6 +90,15 @@ AS $$
 	END
 $$;
 
+-- A user-supplied value in double quotes, cut as sog.cut cuts it, or
+-- if_null for NULL (the C edition's sog_quoted).
+CREATE FUNCTION sog.quoted(value text, if_null text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT CASE WHEN value IS NULL THEN if_null ELSE '"' || sog.cut(value) || '"' END
+$$;
+
 -- The role whose key this is: 25006 for none at all (a read-only
 -- transaction before the role's first call), 42501 for a key that is no
 -- role's (fn names the function called).  Volatile: it sees a key made

@@ -447,8 +447,8 @@ BEGIN
 		RAISE EXCEPTION 'provider token of checkpoint % is not the expected one', cp.id
 			USING ERRCODE = 'SG006',
 				  DETAIL = format('Expected %s, but the checkpoint holds %s.',
-								  CASE WHEN expected IS NULL THEN 'no token' ELSE '"' || sog.cut(expected) || '"' END,
-								  CASE WHEN token IS NULL THEN 'no token' ELSE '"' || sog.cut(token) || '"' END),
+								  sog.quoted(expected, 'no token'),
+								  sog.quoted(token, 'no token')),
 				  HINT = 'Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.';
 	END IF;
 END

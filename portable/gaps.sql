@@ -429,7 +429,7 @@ BEGIN
 	IF reason = ANY (reportable) THEN
 		RETURN;
 	END IF;
-	RAISE EXCEPTION 'invalid gap reason %', CASE WHEN reason IS NULL THEN 'NULL' ELSE '"' || sog.cut(reason) || '"' END
+	RAISE EXCEPTION 'invalid gap reason %', sog.quoted(reason, 'NULL')
 		USING ERRCODE = 'invalid_parameter_value',
 			  DETAIL = format('A gap''s reason is one of %s.', array_to_string(reportable, ', ')),
 			  HINT = 'Use "retention" for records the broker discarded before they were applied.';
@@ -561,7 +561,7 @@ BEGIN
 	PERFORM sog.require_arg(gap_id IS NULL, 1, 'gap_id');
 	IF resolution IS NULL OR resolution NOT IN ('replayed', 'accepted_loss') THEN
 		RAISE EXCEPTION 'invalid gap resolution %',
-			CASE WHEN resolution IS NULL THEN 'NULL' ELSE '"' || sog.cut(resolution) || '"' END
+			sog.quoted(resolution, 'NULL')
 			USING ERRCODE = 'invalid_parameter_value',
 				  DETAIL = 'A gap is resolved as "replayed" or "accepted_loss".',
 				  HINT = 'Use "replayed" when the records were re-applied, "accepted_loss" with a note otherwise.';

@@ -49,8 +49,8 @@ BEGIN
 			RAISE EXCEPTION 'recovery attempt % was promoted with another token', r.id
 				USING ERRCODE = 'object_not_in_prerequisite_state',
 					  DETAIL = format('It installed %s; this call names %s.',
-									  CASE WHEN r.successor_token IS NULL THEN 'no token' ELSE '"' || sog.cut(r.successor_token) || '"' END,
-									  CASE WHEN successor_token IS NULL THEN 'no token' ELSE '"' || sog.cut(successor_token) || '"' END),
+									  sog.quoted(r.successor_token, 'no token'),
+									  sog.quoted(successor_token, 'no token')),
 					  HINT = 'Continue from the checkpoint''s current token.';
 		END IF;
 		promoted := true;

@@ -264,8 +264,8 @@ BEGIN
 		RAISE EXCEPTION 'provider token of checkpoint % is not the expired one', cp.id
 			USING ERRCODE = 'SG006',
 				  DETAIL = format('The attempt names %s, but the checkpoint holds %s.',
-								  CASE WHEN expired_token IS NULL THEN 'no token' ELSE '"' || sog.cut(expired_token) || '"' END,
-								  CASE WHEN token IS NULL THEN 'no token' ELSE '"' || sog.cut(token) || '"' END),
+								  sog.quoted(expired_token, 'no token'),
+								  sog.quoted(token, 'no token')),
 				  HINT = 'Another transaction moved the token: re-read the checkpoint and retry with its token.';
 	END IF;
 	IF anchor_inclusive AND NOT prov.seek_inclusive THEN
