@@ -294,8 +294,8 @@ page_rest_context(void *arg)
 	const PageRest *pr = (const PageRest *) arg;
 
 	if (pr->cursor)
-		errcontext("%s, noting the next page (next_cursor %s) and then moving the token",
-				   pr->fname, sog_pos_str(pr->cursor));
+		errcontext("%s, noting the next page (next_cursor %s)%s", pr->fname,
+				   sog_pos_str(pr->cursor), pr->swap ? " and moving the token" : "");
 	else
 		errcontext("%s, moving the token", pr->fname);
 }
