@@ -180,6 +180,7 @@ BEGIN
 		SELECT sog.max(r.last_position) INTO older
 		  FROM sog.receipt r
 		 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id
+		   AND (c.prune_horizon IS NULL OR r.last_position OPERATOR(sog.>) c.prune_horizon)
 		   AND r.created_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) keep_interval);
 		IF older IS NULL THEN
 			RETURN NULL;
@@ -504,11 +505,12 @@ DECLARE
 		'sog.verify_storage(), '
 		'sog.set_retention(text, bigint, numeric, interval), '
 		'sog.retention_horizon(bigint), '
-		'sog.prune_due(bigint, bigint)'
+		'sog.prune_due(bigint, bigint), '
+		'sog.rotate_receipts()'
 	END;
 	views text := CASE WHEN consumer THEN 'sog.status' ELSE
 		'sog.status, sog.unresolved_gaps, sog.reconfiguration, sog.retention_due, '
-		'sog.checkpoint_metrics, sog.grant_status' END;
+		'sog.checkpoint_metrics, sog.grant_status, sog.receipt_storage' END;
 BEGIN
 	EXECUTE pg_catalog.format('%s EXECUTE ON FUNCTION %s %s %s', verb, functions, dir, role_privileges.role);
 	EXECUTE pg_catalog.format('%s SELECT ON %s %s %s', verb, views, dir, role_privileges.role);
@@ -526,5 +528,385 @@ BEGIN
 			USING DETAIL = 'sog.apply_run_page and sog.apply_batch_page (a whole page in one call).',
 				  HINT = 'Run SELECT sog.refresh_grants(); as the extension''s owner.';
 	END IF;
+	IF EXISTS (SELECT FROM sog.grant_status g
+				WHERE g.kind OPERATOR(pg_catalog.=) 'operator' AND g.status OPERATOR(pg_catalog.=) 'in_force') THEN
+		RAISE WARNING 'operator roles granted before the update do not have what 1.2 adds yet'
+			USING DETAIL = 'sog.rotate_receipts(), which CALL sog.prune_due() runs, and the view sog.receipt_storage.',
+				  HINT = 'Run SELECT sog.refresh_grants(); as the extension''s owner.';
+	END IF;
 END
 $$;
+
+------------------------------------------------------------------------------
+-- Receipts in a ring of partitions (docs/receipt-rotation.md).  Retention
+-- used to DELETE receipt rows: their space came back only after a vacuum,
+-- so the table grew between autovacuums, and the DELETE logged whole pages
+-- written long before (a tenth more WAL).  sog.receipt becomes a table
+-- partitioned by a ring number: sog.receipt_0 (the table as it was, with
+-- its rows) holds the receipts of checkpoints without a retention policy,
+-- and is pruned by DELETE as before; a checkpoint with a policy writes to
+-- the ring's current partition (sog.receipt_1 .. sog.receipt_4), whose
+-- rows stay until the whole partition is at or below every checkpoint's
+-- prune horizon, and is then TRUNCATEd (no dead row, no vacuum, no old
+-- page logged again).  Every read answers at the prune horizon as before
+-- (a receipt at or below it is gone, whichever partition still holds it).
+-- sog.checkpoint.receipt_ring says where each checkpoint's receipts go;
+-- sog.rotate_receipts() (run by CALL sog.prune_due()) moves it.
+------------------------------------------------------------------------------
+
+ALTER TABLE sog.receipt RENAME CONSTRAINT receipt_pkey TO receipt_0_pkey;
+ALTER TABLE sog.receipt RENAME TO receipt_0;
+-- the ring number as a column of its own: the partitions' key; the CHECK
+-- lets ATTACH PARTITION skip its scan of the rows (this ALTER scans once)
+ALTER TABLE sog.receipt_0 ADD COLUMN ring smallint NOT NULL DEFAULT 0
+	CONSTRAINT receipt_0_ring CHECK (ring OPERATOR(pg_catalog.=) 0);
+
+CREATE TABLE sog.receipt (
+	checkpoint_id bigint NOT NULL,
+	first_position sog.position NOT NULL,
+	last_position sog.position NOT NULL,
+	n integer NOT NULL CONSTRAINT receipt_n_check CHECK (n > 0),
+	positions bytea,
+	digests bytea NOT NULL,
+	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	ring smallint NOT NULL
+) PARTITION BY LIST (ring);
+ALTER TABLE sog.receipt ALTER COLUMN positions SET STORAGE PLAIN,
+	ALTER COLUMN digests SET STORAGE PLAIN;
+ALTER TABLE sog.receipt ATTACH PARTITION sog.receipt_0 FOR VALUES IN (0);
+ALTER TABLE sog.receipt_0 DROP CONSTRAINT receipt_0_ring;
+CREATE TABLE sog.receipt_1 PARTITION OF sog.receipt (
+	CONSTRAINT receipt_1_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (1);
+CREATE TABLE sog.receipt_2 PARTITION OF sog.receipt (
+	CONSTRAINT receipt_2_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (2);
+CREATE TABLE sog.receipt_3 PARTITION OF sog.receipt (
+	CONSTRAINT receipt_3_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (3);
+CREATE TABLE sog.receipt_4 PARTITION OF sog.receipt (
+	CONSTRAINT receipt_4_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (4);
+-- the extension inserts into a partition directly (src/receipt.c); each
+-- fills in its own number
+ALTER TABLE sog.receipt_1 ALTER COLUMN ring SET DEFAULT 1;
+ALTER TABLE sog.receipt_2 ALTER COLUMN ring SET DEFAULT 2;
+ALTER TABLE sog.receipt_3 ALTER COLUMN ring SET DEFAULT 3;
+ALTER TABLE sog.receipt_4 ALTER COLUMN ring SET DEFAULT 4;
+SELECT pg_catalog.pg_extension_config_dump('sog.receipt_1', '');
+SELECT pg_catalog.pg_extension_config_dump('sog.receipt_2', '');
+SELECT pg_catalog.pg_extension_config_dump('sog.receipt_3', '');
+SELECT pg_catalog.pg_extension_config_dump('sog.receipt_4', '');
+REVOKE ALL ON TABLE sog.receipt, sog.receipt_1, sog.receipt_2, sog.receipt_3, sog.receipt_4 FROM PUBLIC;
+
+COMMENT ON TABLE sog.receipt IS
+	'receipts packed in runs: n payload digests for first_position..last_position, partitioned by ring (sog.receipt_storage); read them with sog.receipts()';
+COMMENT ON COLUMN sog.receipt.positions IS
+	'NULL for a dense run (consecutive one-component positions), else each position as a length byte and its encoding';
+COMMENT ON COLUMN sog.receipt.digests IS 'n 32-byte SHA-256 payload digests, in position order';
+COMMENT ON COLUMN sog.receipt.created_at IS 'when the row was written (rows from before 1.1: when the extension was updated to 1.1)';
+COMMENT ON COLUMN sog.receipt.ring IS
+	'the partition: 0 (sog.receipt_0) for checkpoints outside the ring, pruned by DELETE; 1-4 the ring, emptied by TRUNCATE';
+COMMENT ON TABLE sog.receipt_0 IS 'receipts of checkpoints outside the ring (no retention policy, or moved out): pruned by DELETE';
+COMMENT ON TABLE sog.receipt_1 IS 'a partition of the receipt ring: emptied by TRUNCATE once every receipt in it is at or below its checkpoint''s prune horizon';
+COMMENT ON TABLE sog.receipt_2 IS 'a partition of the receipt ring: emptied by TRUNCATE once every receipt in it is at or below its checkpoint''s prune horizon';
+COMMENT ON TABLE sog.receipt_3 IS 'a partition of the receipt ring: emptied by TRUNCATE once every receipt in it is at or below its checkpoint''s prune horizon';
+COMMENT ON TABLE sog.receipt_4 IS 'a partition of the receipt ring: emptied by TRUNCATE once every receipt in it is at or below its checkpoint''s prune horizon';
+
+-- Which ring partition is current.  No row until the first rotation (then
+-- sog.receipt_1): a restore's COPY brings the dumped row back.
+CREATE TABLE sog.receipt_ring (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	current smallint NOT NULL CHECK (current BETWEEN 1 AND 4),
+	rotated_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE sog.receipt_ring IS
+	'the receipt ring''s current partition (sog.receipt_<current>) and when it became current; no row: sog.receipt_1';
+SELECT pg_catalog.pg_extension_config_dump('sog.receipt_ring', '');
+REVOKE ALL ON TABLE sog.receipt_ring FROM PUBLIC;
+
+-- Where the checkpoint's receipts go.  No CHECK constraint: the executor
+-- would build it on every write of the row; the module refuses a value
+-- outside 0-4 itself.
+ALTER TABLE sog.checkpoint ADD COLUMN receipt_ring smallint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN sog.checkpoint.receipt_ring IS
+	'the partition its receipts go to: 0 outside the ring (no retention policy, or moved out for holding a partition), 1-4 the ring''s current one; set by sog.rotate_receipts()';
+
+-- The view read sog.receipt, which is sog.receipt_0 now: the same
+-- definition, on the partitioned table.
+CREATE OR REPLACE VIEW sog.checkpoint_metrics AS
+SELECT c.id AS checkpoint_id, c.consumer, c.stream, c."partition", c.criticality, c.state,
+	   c.generation,
+	   CASE WHEN sog.position_components(c.applied_position) OPERATOR(pg_catalog.=) 1
+			THEN sog.position_to_numeric(c.applied_position) END AS applied_position,
+	   CASE WHEN sog.position_components(c.source_cursor) OPERATOR(pg_catalog.=) 1
+			 AND sog.position_components(c.applied_position) OPERATOR(pg_catalog.=) 1
+			THEN sog.position_to_numeric(c.source_cursor)
+				 OPERATOR(pg_catalog.-) sog.position_to_numeric(c.applied_position)
+			END AS lag,
+	   g.open_gaps,
+	   coalesce(pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) g.oldest), 0)
+		   AS oldest_open_gap_seconds,
+	   pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-)
+			coalesce(c.applied_at, c.claimed_at, c.created_at)) AS seconds_since_apply,
+	   coalesce(r.receipts, 0) AS receipts,
+	   (SELECT pg_catalog.count(*) FROM sog.recovery a
+		 WHERE a.checkpoint_id OPERATOR(pg_catalog.=) c.id AND a.state OPERATOR(pg_catalog.=) 'open') AS open_recoveries
+  FROM sog.checkpoint c
+  LEFT JOIN LATERAL (
+		SELECT pg_catalog.count(*) AS open_gaps, pg_catalog.min(x.detected_at) AS oldest
+		  FROM sog.gap x
+		 WHERE x.checkpoint_id OPERATOR(pg_catalog.=) c.id AND x.resolved_at IS NULL) g ON true
+  LEFT JOIN LATERAL (
+		-- the receipts kept: above the prune horizon (a ring partition
+		-- still stores those below it until it is emptied); of a dense row
+		-- across the horizon (one-component positions, as many as its
+		-- range) only its part above it, of a sparse one all
+		SELECT pg_catalog.sum(
+				CASE WHEN x.first_position OPERATOR(sog.<=) c.prune_horizon
+						  AND sog.position_components(x.first_position) OPERATOR(pg_catalog.=) 1
+						  AND sog.position_components(x.last_position) OPERATOR(pg_catalog.=) 1
+						  AND sog.position_components(c.prune_horizon) OPERATOR(pg_catalog.=) 1
+					 THEN CASE WHEN sog.position_to_numeric(x.last_position)
+									OPERATOR(pg_catalog.-) sog.position_to_numeric(x.first_position)
+									OPERATOR(pg_catalog.+) 1 OPERATOR(pg_catalog.=) x.n
+							   THEN (sog.position_to_numeric(x.last_position)
+									 OPERATOR(pg_catalog.-) sog.position_to_numeric(c.prune_horizon))::pg_catalog.int4
+							   ELSE x.n END
+					 ELSE x.n END) AS receipts
+		  FROM sog.receipt x
+		 WHERE x.checkpoint_id OPERATOR(pg_catalog.=) c.id
+		   AND (c.prune_horizon IS NULL OR x.last_position OPERATOR(sog.>) c.prune_horizon)) r ON true;
+COMMENT ON VIEW sog.checkpoint_metrics IS
+	'one row per checkpoint for monitoring: lag (read cursor minus applied position, when both are one component), applied position (one component), state, open gaps, age of the oldest, seconds since the applied position last moved, receipts kept (above the prune horizon)';
+
+-- The checkpoints whose receipts in ring partition ring (1-4) are not all
+-- at or below their prune horizon: what keeps the partition from being
+-- emptied.  One probe of the partition's key per checkpoint.
+CREATE FUNCTION sog.receipt_holders(ring integer) RETURNS bigint[]
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT pg_catalog.array_agg(c.id ORDER BY c.id)
+	  FROM sog.checkpoint c
+	 WHERE EXISTS (SELECT FROM sog.receipt r
+					WHERE r.ring OPERATOR(pg_catalog.=) receipt_holders.ring
+					  AND r.checkpoint_id OPERATOR(pg_catalog.=) c.id
+					  AND (c.prune_horizon IS NULL
+						   OR r.last_position OPERATOR(sog.>) c.prune_horizon))
+$$;
+COMMENT ON FUNCTION sog.receipt_holders(integer) IS
+	'checkpoints holding ring partition sog.receipt_<ring>: receipts in it above their prune horizon';
+REVOKE ALL ON FUNCTION sog.receipt_holders(integer) FROM PUBLIC;
+
+CREATE VIEW sog.receipt_storage AS
+SELECT p.ring,
+	   pg_catalog.format('sog.receipt_%s', p.ring)::pg_catalog.regclass AS "partition",
+	   CASE WHEN p.ring OPERATOR(pg_catalog.=) 0 THEN 'outside the ring'
+			WHEN p.ring OPERATOR(pg_catalog.=) coalesce(g.current, 1) THEN 'current'
+			ELSE 'ring' END AS role,
+	   pg_catalog.pg_total_relation_size(pg_catalog.format('sog.receipt_%s', p.ring)::pg_catalog.regclass) AS bytes,
+	   (SELECT pg_catalog.array_agg(c.id ORDER BY c.id) FROM sog.checkpoint c
+		 WHERE c.receipt_ring OPERATOR(pg_catalog.=) p.ring) AS writers,
+	   CASE WHEN p.ring OPERATOR(pg_catalog.<>) 0 THEN sog.receipt_holders(p.ring) END AS holders,
+	   CASE WHEN p.ring OPERATOR(pg_catalog.=) coalesce(g.current, 1) THEN g.rotated_at END AS current_since
+  FROM pg_catalog.generate_series(0, 4) AS p(ring)
+  LEFT JOIN sog.receipt_ring g ON true;
+COMMENT ON VIEW sog.receipt_storage IS
+	'one row per receipt partition: its role, size, the checkpoints writing to it and (in the ring) the checkpoints whose receipts keep it from being emptied';
+REVOKE ALL ON sog.receipt_storage FROM PUBLIC;
+
+-- Empty ring partition ring if no checkpoint writes to it or holds it:
+-- under its ACCESS EXCLUSIVE lock, waited for at most lock_wait (a sink
+-- transaction that read receipts holds a lock on every partition until it
+-- ends; a longer wait would hold up the sinks queued behind this one), the
+-- condition checked again (the lock waited for every writer), then
+-- TRUNCATE.  Returns what it did: 'emptied', 'empty', 'held' or 'busy'.
+CREATE FUNCTION sog.receipt_ring_empty(ring integer, lock_wait text DEFAULT '100ms') RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	part text := pg_catalog.format('sog.receipt_%s', receipt_ring_empty.ring);
+	wait_was text := pg_catalog.current_setting('lock_timeout');
+BEGIN
+	IF NOT EXISTS (SELECT FROM sog.receipt r WHERE r.ring OPERATOR(pg_catalog.=) receipt_ring_empty.ring) THEN
+		RETURN 'empty';
+	END IF;
+	IF EXISTS (SELECT FROM sog.checkpoint c WHERE c.receipt_ring OPERATOR(pg_catalog.=) receipt_ring_empty.ring)
+	   OR sog.receipt_holders(receipt_ring_empty.ring) IS NOT NULL THEN
+		RETURN 'held';
+	END IF;
+	BEGIN
+		PERFORM pg_catalog.set_config('lock_timeout', receipt_ring_empty.lock_wait, true);
+		EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', part);
+		PERFORM pg_catalog.set_config('lock_timeout', wait_was, true);
+	EXCEPTION WHEN lock_not_available THEN
+		RETURN 'busy';
+	END;
+	IF EXISTS (SELECT FROM sog.checkpoint c WHERE c.receipt_ring OPERATOR(pg_catalog.=) receipt_ring_empty.ring)
+	   OR sog.receipt_holders(receipt_ring_empty.ring) IS NOT NULL THEN
+		RETURN 'held';
+	END IF;
+	EXECUTE pg_catalog.format('TRUNCATE %s', part);
+	RETURN 'emptied';
+END
+$$;
+COMMENT ON FUNCTION sog.receipt_ring_empty(integer, text) IS
+	'TRUNCATE ring partition sog.receipt_<ring> if no checkpoint writes to it or holds it (lock waited for at most lock_wait); returns emptied, empty, held or busy';
+REVOKE ALL ON FUNCTION sog.receipt_ring_empty(integer, text) FROM PUBLIC;
+
+-- Whether the checkpoint has a retention policy (its own, its consumer's
+-- or the default): what puts its receipts in the ring.
+CREATE FUNCTION sog.has_retention(c sog.checkpoint) RETURNS boolean
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT EXISTS (SELECT FROM sog.retention r
+					WHERE r.checkpoint_id OPERATOR(pg_catalog.=) (has_retention.c).id
+					   OR (r.checkpoint_id IS NULL AND r.consumer OPERATOR(pg_catalog.=) (has_retention.c).consumer)
+					   OR (r.checkpoint_id IS NULL AND r.consumer IS NULL))
+$$;
+REVOKE ALL ON FUNCTION sog.has_retention(sog.checkpoint) FROM PUBLIC;
+
+-- Turn the ring (what CALL sog.prune_due() runs after pruning; one run at
+-- a time, on the ring's row lock):
+--   1. empty every ring partition but the current one that nobody holds;
+--   2. if the next partition is still held and the current one has grown
+--      to twice its size, the checkpoints holding it are not advancing at
+--      the pace of the others: move their receipts above the horizon to
+--      sog.receipt_0 (each receipt moves once: nothing moves back) and
+--      them out of the ring, so that no checkpoint holds the ring's space;
+--      then empty it;
+--   3. if the next partition is empty and the current one is not, it
+--      becomes current;
+--   4. every checkpoint with a retention policy writes to the current
+--      partition, every other one (and one moved out in this run) to
+--      sog.receipt_0 (its row is locked: an open sink transaction of the
+--      checkpoint is waited for, and has written where it read).
+-- Returns one line per thing done, NULL when nothing was.
+CREATE FUNCTION sog.rotate_receipts_body()
+	RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	cur smallint;
+	nxt smallint;
+	p smallint;
+	did text[] := '{}';
+	what text;
+	held bigint[];
+	moved bigint[] := '{}';
+	h bigint;
+	n bigint;
+BEGIN
+	PERFORM sog.refuse_during_recovery('rotate the receipt ring');
+	PERFORM sog.check_operator_access('the receipt ring');
+	INSERT INTO sog.receipt_ring (current) VALUES (1) ON CONFLICT DO NOTHING;
+	SELECT g.current INTO cur FROM sog.receipt_ring g FOR UPDATE;
+
+	FOR p IN 1 .. 4 LOOP
+		CONTINUE WHEN p OPERATOR(pg_catalog.=) cur;
+		what := sog.receipt_ring_empty(p);
+		IF what OPERATOR(pg_catalog.=) 'emptied' THEN
+			did := did OPERATOR(pg_catalog.||) pg_catalog.format('emptied sog.receipt_%s', p);
+		ELSIF what OPERATOR(pg_catalog.=) 'busy' THEN
+			did := did OPERATOR(pg_catalog.||) pg_catalog.format('sog.receipt_%s is in use: try again at the next run', p);
+		END IF;
+	END LOOP;
+
+	nxt := cur OPERATOR(pg_catalog.%) 4 OPERATOR(pg_catalog.+) 1;
+	held := sog.receipt_holders(nxt);
+	IF held IS NOT NULL
+	   AND pg_catalog.pg_relation_size(pg_catalog.format('sog.receipt_%s', cur)::pg_catalog.regclass)
+		   OPERATOR(pg_catalog.>=) (2 OPERATOR(pg_catalog.*)
+		   pg_catalog.pg_relation_size(pg_catalog.format('sog.receipt_%s', nxt)::pg_catalog.regclass)) THEN
+		FOREACH h IN ARRAY held LOOP
+			UPDATE sog.checkpoint c SET receipt_ring = 0 WHERE c.id OPERATOR(pg_catalog.=) h;
+			WITH m AS (
+				UPDATE sog.receipt r SET ring = 0
+				  FROM sog.checkpoint c
+				 WHERE c.id OPERATOR(pg_catalog.=) h
+				   AND r.checkpoint_id OPERATOR(pg_catalog.=) h
+				   AND r.ring OPERATOR(pg_catalog.<>) 0
+				   AND (c.prune_horizon IS NULL OR r.last_position OPERATOR(sog.>) c.prune_horizon)
+				RETURNING r.n)
+			SELECT coalesce(pg_catalog.sum(m.n), 0) INTO n FROM m;
+			moved := moved OPERATOR(pg_catalog.||) h;
+			did := did OPERATOR(pg_catalog.||) pg_catalog.format(
+				'checkpoint %s held sog.receipt_%s: its %s receipts above its prune horizon moved to sog.receipt_0', h, nxt, n);
+			RAISE WARNING 'checkpoint % held receipt partition sog.receipt_%', h, nxt
+				USING DETAIL = pg_catalog.format('The ring needs sog.receipt_%s next, and the checkpoint''s prune horizon is still below receipts it wrote there, while sog.receipt_%s grew to twice its size; its %s receipts above the horizon moved to sog.receipt_0, which retention prunes by DELETE.', nxt, cur, n),
+					  HINT = 'See why the checkpoint does not advance (sog.checkpoint_metrics); it rejoins the ring at the next run.';
+		END LOOP;
+		what := sog.receipt_ring_empty(nxt);
+		IF what OPERATOR(pg_catalog.=) 'emptied' THEN
+			did := did OPERATOR(pg_catalog.||) pg_catalog.format('emptied sog.receipt_%s', nxt);
+		END IF;
+	END IF;
+
+	IF NOT EXISTS (SELECT FROM sog.receipt r WHERE r.ring OPERATOR(pg_catalog.=) nxt)
+	   AND EXISTS (SELECT FROM sog.receipt r WHERE r.ring OPERATOR(pg_catalog.=) cur) THEN
+		UPDATE sog.receipt_ring SET current = nxt, rotated_at = pg_catalog.now();
+		cur := nxt;
+		did := did OPERATOR(pg_catalog.||) pg_catalog.format('receipts now go to sog.receipt_%s', cur);
+	END IF;
+
+	WITH w AS (
+		UPDATE sog.checkpoint c
+		   SET receipt_ring = CASE WHEN sog.has_retention(c) AND NOT c.id OPERATOR(pg_catalog.=) ANY (moved)
+								   THEN cur ELSE 0 END
+		 WHERE c.receipt_ring OPERATOR(pg_catalog.<>)
+			   CASE WHEN sog.has_retention(c) AND NOT c.id OPERATOR(pg_catalog.=) ANY (moved)
+					THEN cur ELSE 0 END
+		RETURNING c.receipt_ring)
+	SELECT pg_catalog.count(*) INTO n FROM w;
+	IF n OPERATOR(pg_catalog.>) 0 THEN
+		did := did OPERATOR(pg_catalog.||) pg_catalog.format('%s checkpoints moved to their partition', n);
+	END IF;
+	IF pg_catalog.cardinality(did) OPERATOR(pg_catalog.=) 0 THEN
+		RETURN NULL;
+	END IF;
+	RETURN pg_catalog.array_to_string(did, '; ');
+END
+$$;
+REVOKE ALL ON FUNCTION sog.rotate_receipts_body() FROM PUBLIC;
+CREATE FUNCTION sog.rotate_receipts()
+	RETURNS text
+	AS 'MODULE_PATHNAME', 'sog_run_body'
+	LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION sog.rotate_receipts() IS
+	'operators: turn the receipt ring (empty the partitions nobody holds, move a checkpoint that holds the next one out of the ring, make the next one current, put each checkpoint where its policy says); run by CALL sog.prune_due(); returns what it did';
+REVOKE ALL ON FUNCTION sog.rotate_receipts() FROM PUBLIC;
+
+-- Prune everything due, then turn the ring.
+CREATE OR REPLACE PROCEDURE sog.prune_due()
+	LANGUAGE plpgsql
+AS $$
+DECLARE
+	id bigint;
+	n bigint;
+	chunk CONSTANT bigint := 10000;
+	total bigint := 0;
+	checkpoints int := 0;
+	ring text;
+BEGIN
+	PERFORM sog.refuse_during_recovery('prune receipts');
+	FOR id IN SELECT d.checkpoint_id FROM sog.retention_due d
+			   ORDER BY d.checkpoint_id USING OPERATOR(pg_catalog.<) LOOP
+		LOOP
+			n := sog.prune_due(id, chunk);
+			total := total OPERATOR(pg_catalog.+) n;
+			COMMIT;
+			-- fewer than a chunk: the horizon was reached
+			EXIT WHEN n OPERATOR(pg_catalog.<) chunk;
+		END LOOP;
+		checkpoints := checkpoints OPERATOR(pg_catalog.+) 1;
+	END LOOP;
+	ring := sog.rotate_receipts();
+	COMMIT;
+	RAISE NOTICE '% receipts pruned from % checkpoints', total, checkpoints;
+	IF ring IS NOT NULL THEN
+		RAISE NOTICE 'receipt ring: %', ring;
+	END IF;
+END
+$$;
+COMMENT ON PROCEDURE sog.prune_due() IS
+	'prune every checkpoint''s receipts as its retention policy allows, committing after each checkpoint and each 10000 receipts, then turn the receipt ring (run it with CALL, e.g. from pg_cron)';

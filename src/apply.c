@@ -76,16 +76,16 @@ apply_above_recovered(SogCheckpoint *cp, SogReceiptRun *run, int remaining,
 {
 	uint8		have[SOG_DIGEST_LEN];
 
-	sog_receipt_run_store(cp->id, run);
+	sog_receipt_run_store(cp->id, cp->receipt_ring, run);
 	sog_receipt_run_init(run, remaining);
-	if (sog_receipt_lookup(cp->id, pos, have, probe))
+	if (sog_receipt_lookup(cp->id, cp->prune_horizon, pos, have, probe))
 	{
 		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
 			report_receipt_conflict(cp, pos, have, dig);
 		return false;
 	}
 	sog_receipt_run_add(run, pos, dig);
-	sog_receipt_run_store(cp->id, run);
+	sog_receipt_run_store(cp->id, cp->receipt_ring, run);
 	sog_receipt_run_init(run, remaining);
 	return true;
 }
@@ -103,7 +103,7 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 	uint8		have[SOG_DIGEST_LEN];
 
 	if (sog_receipt_run_find(run, pos, have) ||
-		sog_receipt_lookup(cp->id, pos, have, probe))
+		sog_receipt_lookup(cp->id, cp->prune_horizon, pos, have, probe))
 	{
 		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
 			report_receipt_conflict(cp, pos, have, dig);
@@ -202,7 +202,7 @@ apply_events(SogCheckpoint *cp, int n, SogPosition **pos, const uint8 **dig,
 
 	if (sog_position_cmp_nullable(applied, cp->applied_position) > 0)
 	{
-		sog_receipt_run_store(cp->id, &run);
+		sog_receipt_run_store(cp->id, cp->receipt_ring, &run);
 		advance_applied(cp, applied);
 	}
 }
@@ -540,7 +540,7 @@ apply_run_call(FunctionCallInfo fcinfo, const char *fname)
 		sog_position_cmp_nullable(cp.receipts_through, cp.applied_position) <= 0 &&
 		(!sog_boundary_checkable(&cp) || dense_closes_boundary(&cp, first, n, d)))
 	{
-		sog_receipt_store_dense(cp.id, first, n, d);
+		sog_receipt_store_dense(cp.id, cp.receipt_ring, first, n, d);
 		advance_applied(&cp, sog_position_from_int64(first + (n - 1), 0));
 	}
 	else

@@ -277,7 +277,8 @@ fold_boundary(const SogCheckpoint *cp, const SogPosition *stored_through,
 	{
 		/* the newest committed receipts, as every other read of the store */
 		PushActiveSnapshot(GetLatestSnapshot());
-		sog_receipt_scan(cp->id, cp->read_base, stored_through, fold_receipt, f);
+		sog_receipt_scan(cp->id, cp->prune_horizon, cp->read_base, stored_through,
+						 fold_receipt, f);
 		PopActiveSnapshot();
 	}
 	for (i = 0; i < nextra; i++)

@@ -88,6 +88,8 @@ typedef struct SogCheckpoint
 	int64		read_gap_floor; /* the newest gap's id when the read boundary
 								 * was recorded (1.1) */
 	bool		boundary_recorded;	/* set by note_read/halt: write the floor */
+	int			receipt_ring;	/* the receipt partition its runs go to
+								 * (1.2; -1 before: sog.receipt) */
 	bool		after_snapshot; /* locked version committed after the
 								 * transaction's snapshot (REPEATABLE READ,
 								 * SERIALIZABLE): a write is 40001 */

@@ -28,6 +28,19 @@
  * entries instead of 1000 of each.  A replayed batch decodes a fetched row
  * once and answers the following duplicates from it.
  *
+ * Where rows go (1.2): sog.receipt is partitioned by ring.  A checkpoint's
+ * runs go to the partition its row names (sog.checkpoint.receipt_ring):
+ * sog.receipt_0 outside the ring, pruned by DELETE as before 1.2, or the
+ * ring's current partition, whose rows stay until sog.rotate_receipts()
+ * (SQL) TRUNCATEs the whole partition once every receipt in it is at or
+ * below its checkpoint's prune horizon.  So a receipt at or below the
+ * horizon may still be stored: every read here answers at the horizon
+ * first (lookup: none; scan: skipped), as if it were gone.  Runs of one
+ * checkpoint never overlap across partitions either (a checkpoint moved
+ * out of the ring takes its rows above the horizon with it), so the
+ * lookup's probe through the parent is still one row.  Before the update
+ * sog.receipt is one plain table and everything is as in 1.1.
+ *
  * Locking: every function here runs under the checkpoint's row lock
  * (checkpoint.c), inside the caller's SPI connection (sog_store_begin).
  * Rows are inserted through the executor (writer.c) and read through SPI,
@@ -56,6 +69,32 @@
 #include "writer.h"
 
 static void decode_run(int row, SogReceiptRun *run);
+
+/*
+ * Open the table a checkpoint's runs go to: its ring's partition (1.2), or
+ * sog.receipt before the update (ring is -1 then).
+ */
+static Relation
+open_target(int64 checkpoint_id, int ring)
+{
+	Oid			relid;
+
+	if (!sog_receipt_partitioned())
+		relid = sog_receipt_relid();
+	else
+	{
+		if (ring < 0 || ring >= SOG_RING_PARTS)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg("checkpoint " INT64_FORMAT " has receipt_ring %d, which is not a receipt partition",
+							checkpoint_id, ring),
+					 errdetail("Receipts go to sog.receipt_0 (outside the ring) or sog.receipt_1 to sog.receipt_4 (the ring)."),
+					 errhint("Set it to 0 (UPDATE sog.checkpoint SET receipt_ring = 0 WHERE id = " INT64_FORMAT "); sog.rotate_receipts() puts it back in the ring.",
+							 checkpoint_id)));
+		relid = sog_receipt_partition_relid(ring);
+	}
+	return table_open(relid, RowExclusiveLock);
+}
 
 void
 sog_receipt_run_init(SogReceiptRun *run, int expected)
@@ -256,13 +295,13 @@ run_is_dense(const SogReceiptRun *run)
 }
 
 void
-sog_receipt_run_store(int64 checkpoint_id, const SogReceiptRun *run)
+sog_receipt_run_store(int64 checkpoint_id, int ring, const SogReceiptRun *run)
 {
-	sog_receipt_run_store_at(checkpoint_id, run, NULL);
+	sog_receipt_run_store_at(checkpoint_id, ring, run, NULL);
 }
 
 void
-sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
+sog_receipt_run_store_at(int64 checkpoint_id, int ring, const SogReceiptRun *run,
 						 const Datum *created_at)
 {
 	int			lo = 0;
@@ -273,7 +312,7 @@ sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
 
 	if (run->n == 0)
 		return;
-	rel = table_open(sog_receipt_relid(), RowExclusiveLock);
+	rel = open_target(checkpoint_id, ring);
 	att = sog_receipt_attnums(rel);
 	sog_writer_begin(&w, rel, false, NULL, 0);
 	while (lo < run->n)
@@ -300,7 +339,8 @@ sog_receipt_run_store_at(int64 checkpoint_id, const SogReceiptRun *run,
 }
 
 void
-sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n, const uint8 *digests)
+sog_receipt_store_dense(int64 checkpoint_id, int ring, int64 first, int n,
+						const uint8 *digests)
 {
 	/* as many digests as sog_receipt_run_store_at puts in a dense row */
 	const int	per_row = SOG_RECEIPT_ROW_BYTES / SOG_DIGEST_LEN;
@@ -311,7 +351,7 @@ sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n, const uint8 *di
 
 	if (n <= 0)
 		return;
-	rel = table_open(sog_receipt_relid(), RowExclusiveLock);
+	rel = open_target(checkpoint_id, ring);
 	att = sog_receipt_attnums(rel);
 	sog_writer_begin(&w, rel, false, NULL, 0);
 	for (lo = 0; lo < n; lo += per_row)
@@ -328,12 +368,16 @@ sog_receipt_store_dense(int64 checkpoint_id, int64 first, int n, const uint8 *di
 }
 
 bool
-sog_receipt_lookup(int64 checkpoint_id, const SogPosition *pos, uint8 *digest,
-				   SogReceiptRun *probe)
+sog_receipt_lookup(int64 checkpoint_id, const SogPosition *horizon,
+				   const SogPosition *pos, uint8 *digest, SogReceiptRun *probe)
 {
 	Oid			types[2] = {INT8OID, sog_position_type()};
 	Datum		values[2];
 	SPIPlanPtr	plan;
+
+	/* at or below the horizon: gone, whether or not a row still holds it */
+	if (horizon && sog_position_cmp(pos, horizon) <= 0)
+		return false;
 
 	/* the row fetched last time often holds the next duplicate too */
 	if (probe->n > 0 &&
@@ -428,6 +472,146 @@ decode_run(int row, SogReceiptRun *run)
 	}
 }
 
+/* The first row of a checkpoint whose last position is above a position. */
+typedef struct Straddler
+{
+	bool		found;			/* there is one, and it starts at or below */
+	bool		in_ring;		/* stored in a ring partition (not receipt_0) */
+	SogPosition *last;			/* its last position */
+	SogReceiptRun run;			/* its receipts */
+} Straddler;
+
+/*
+ * Find the row of the checkpoint across after: the first whose last
+ * position is above after, if it starts at or below after (rows of one
+ * checkpoint never overlap, so no other row holds after or spans it).
+ */
+static void
+find_straddler(int64 checkpoint_id, const SogPosition *after, Straddler *st)
+{
+	Oid			types[2] = {INT8OID, sog_position_type()};
+	Datum		values[2];
+	bool		isnull;
+	SogPosition *first;
+
+	st->found = false;
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(after);
+	sog_exec("SELECT first_position, n, positions, digests, last_position, ring "
+			 "FROM sog.receipt "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND last_position OPERATOR(sog.>) $2 "
+			 "ORDER BY last_position USING OPERATOR(sog.<) LIMIT 1",
+			 2, types, values, NULL, true);
+	if (SPI_processed == 0)
+		return;
+	first = DatumGetSogPositionP(SPI_getbinval(SPI_tuptable->vals[0],
+											   SPI_tuptable->tupdesc, 1, &isnull));
+	if (sog_position_cmp(first, after) > 0)
+		return;
+	st->found = true;
+	st->last = (SogPosition *) PG_DETOAST_DATUM_COPY(SPI_getbinval(SPI_tuptable->vals[0],
+																   SPI_tuptable->tupdesc, 5, &isnull));
+	st->in_ring = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[0],
+											  SPI_tuptable->tupdesc, 6, &isnull)) != 0;
+	decode_run(0, &st->run);
+}
+
+/* How many receipts of the run lie in (lo, hi] (NULL: no bound). */
+static int64
+count_in(const SogReceiptRun *run, const SogPosition *lo, const SogPosition *hi)
+{
+	int64		n = 0;
+	int			i;
+
+	for (i = 0; i < run->n; i++)
+		if ((!lo || sog_position_cmp(run->positions[i], lo) > 0) &&
+			(!hi || sog_position_cmp(run->positions[i], hi) <= 0))
+			n++;
+	return n;
+}
+
+/* Run a query whose one row and column is a bigint; its value. */
+static int64
+exec_count(const char *sql, int nargs, Oid *types, Datum *values, bool read_only)
+{
+	bool		isnull;
+
+	sog_exec(sql, nargs, types, values, NULL, read_only);
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
+ * Prune with sog.receipt partitioned (1.2): DELETE the rows of
+ * sog.receipt_0 (checkpoints outside the ring) whose last position is in
+ * (horizon, through], whole, and count the ring's receipts in that range
+ * without touching them (their partition is emptied later; every read
+ * answers at the new horizon).  The count is exact: rows strictly inside
+ * the range count n (the DELETE returns them in sog.receipt_0; the ring's
+ * come from the key), and the at most two rows across its ends are
+ * decoded.  A row across the old horizon is possible now (the ring's rows
+ * stay whole, and a checkpoint moved out of the ring took its rows across
+ * the horizon to sog.receipt_0): its receipts at or below the horizon went
+ * in an earlier prune.  A row across through stays until a later prune.
+ */
+static int64
+prune_partitioned(int64 checkpoint_id, const SogPosition *through,
+				  const SogPosition *horizon)
+{
+	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
+	Datum		values[3];
+	int64		dropped;
+	Straddler	low = {0};
+	Straddler	high = {0};
+
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = PointerGetDatum(through);
+	values[2] = PointerGetDatum(horizon);
+	if (horizon)
+		find_straddler(checkpoint_id, horizon, &low);
+	if (!low.found || sog_position_cmp(low.last, through) <= 0)
+		find_straddler(checkpoint_id, through, &high);
+
+	/* the ring's rows strictly inside (horizon, through] */
+	dropped = exec_count(horizon ?
+						 "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM sog.receipt "
+						 "WHERE ring OPERATOR(pg_catalog.<>) 0 "
+						 "AND checkpoint_id OPERATOR(pg_catalog.=) $1 "
+						 "AND last_position OPERATOR(sog.<=) $2 "
+						 "AND last_position OPERATOR(sog.>) $3 AND first_position OPERATOR(sog.>) $3" :
+						 "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM sog.receipt "
+						 "WHERE ring OPERATOR(pg_catalog.<>) 0 "
+						 "AND checkpoint_id OPERATOR(pg_catalog.=) $1 "
+						 "AND last_position OPERATOR(sog.<=) $2",
+						 horizon ? 3 : 2, types, values, true);
+	/* sog.receipt_0's rows in it, deleted (the one across the horizon too) */
+	dropped += exec_count(horizon ?
+						  "WITH d AS (DELETE FROM sog.receipt_0 "
+						  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+						  "AND last_position OPERATOR(sog.<=) $2 "
+						  "AND last_position OPERATOR(sog.>) $3 RETURNING n) "
+						  "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d" :
+						  "WITH d AS (DELETE FROM sog.receipt_0 "
+						  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+						  "AND last_position OPERATOR(sog.<=) $2 RETURNING n) "
+						  "SELECT COALESCE(pg_catalog.sum(n), 0)::pg_catalog.int8 FROM d",
+						  horizon ? 3 : 2, types, values, false);
+
+	/* the row across the old horizon: only its receipts in the range */
+	if (low.found)
+	{
+		if (!low.in_ring && sog_position_cmp(low.last, through) <= 0)
+			dropped -= count_in(&low.run, NULL, horizon);	/* deleted whole */
+		else
+			dropped += count_in(&low.run, horizon, through);
+	}
+	/* the row across through (not the one above): its part at or below */
+	if (high.found)
+		dropped += count_in(&high.run, NULL, through);
+	return dropped;
+}
+
 int64
 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 				  const SogPosition *horizon)
@@ -439,6 +623,9 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 	SogReceiptRun run;
 	SogReceiptRun kept;
 	int			i;
+
+	if (sog_receipt_partitioned())
+		return prune_partitioned(checkpoint_id, through, horizon);
 
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = PointerGetDatum(through);
@@ -511,14 +698,15 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 				sog_receipt_run_add(&kept, run.positions[i],
 									run.digests + (size_t) i * SOG_DIGEST_LEN);
 		}
-		sog_receipt_run_store_at(checkpoint_id, &kept, have_created_at ? &created_at : NULL);
+		sog_receipt_run_store_at(checkpoint_id, -1, &kept, have_created_at ? &created_at : NULL);
 	}
 	return dropped;
 }
 
 void
-sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
-				 const SogPosition *to, SogReceiptEmit emit, void *arg)
+sog_receipt_scan(int64 checkpoint_id, const SogPosition *horizon,
+				 const SogPosition *from, const SogPosition *to,
+				 SogReceiptEmit emit, void *arg)
 {
 	Oid			types[3] = {INT8OID, sog_position_type(), sog_position_type()};
 	Datum		values[3];
@@ -529,6 +717,9 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 	Portal		portal;
 	bool		done = false;
 
+	/* nothing at or below the horizon (rows there may still be stored) */
+	if (horizon && (!from || sog_position_cmp(from, horizon) <= 0))
+		from = horizon;
 	values[0] = Int64GetDatum(checkpoint_id);
 	POS_ARG(from, 1);
 	POS_ARG(to, 2);
@@ -562,6 +753,8 @@ sog_receipt_scan(int64 checkpoint_id, const SogPosition *from,
 			for (i = 0; i < run.n; i++)
 			{
 				if (from && sog_position_cmp(run.positions[i], from) < 0)
+					continue;
+				if (horizon && sog_position_cmp(run.positions[i], horizon) <= 0)
 					continue;
 				if (to && sog_position_cmp(run.positions[i], to) > 0)
 				{

@@ -51,6 +51,26 @@ emit_receipt(void *arg, SogPosition *pos, const uint8 *digest)
 }
 
 /*
+ * The checkpoint's prune horizon on the transaction snapshot (NULL: none,
+ * or no such checkpoint), in the caller's memory context.
+ */
+static SogPosition *
+prune_horizon(int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(id)};
+	bool		isnull;
+	Datum		d;
+
+	sog_exec_snapshot("SELECT prune_horizon FROM sog.checkpoint "
+					  "WHERE id OPERATOR(pg_catalog.=) $1", 1, types, values);
+	if (SPI_processed == 0)
+		return NULL;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? NULL : (SogPosition *) PG_DETOAST_DATUM_COPY(d);
+}
+
+/*
  * SQL function: sog.receipts(checkpoint_id bigint, from_position sog.position
  *	   DEFAULT NULL, to_position sog.position DEFAULT NULL)
  *	   -> TABLE(position sog.position, payload_digest bytea)
@@ -71,7 +91,7 @@ SOG_ENTRY(sog_receipts, false)
 
 	sog_store_begin();
 	sog_check_access(id, sog_checkpoint_consumer(id, SOG_ACCESS_ANY), SOG_ACCESS_ANY);
-	sog_receipt_scan(id, from, to, emit_receipt, &sink);
+	sog_receipt_scan(id, prune_horizon(id), from, to, emit_receipt, &sink);
 	sog_store_end();
 	return (Datum) 0;
 }

@@ -541,7 +541,7 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
 	}
 	if (sog_position_cmp_nullable(pos, cp->applied_position) <= 0)
 	{
-		if (!sog_receipt_lookup(cp->id, pos, have, &probe))
+		if (!sog_receipt_lookup(cp->id, cp->prune_horizon, pos, have, &probe))
 			*stop = "unverifiable";
 		else if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
 			*stop = "mismatch";
@@ -556,7 +556,7 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
 	if (cp->state != SOG_STATE_RUNNING)
 		sog_report_gap_pending(cp, pos);
 	if (cp->receipts_through && sog_position_cmp(pos, cp->receipts_through) <= 0 &&
-		sog_receipt_lookup(cp->id, pos, have, &probe))
+		sog_receipt_lookup(cp->id, cp->prune_horizon, pos, have, &probe))
 	{
 		if (memcmp(have, dig, SOG_DIGEST_LEN) != 0)
 			*stop = "mismatch";
@@ -564,7 +564,7 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
 	}
 	sog_receipt_run_init(&run, 1);
 	sog_receipt_run_add(&run, pos, dig);
-	sog_receipt_run_store(cp->id, &run);
+	sog_receipt_run_store(cp->id, cp->receipt_ring, &run);
 	if (sog_position_cmp_nullable(pos, cp->receipts_through) > 0)
 	{
 		cp->receipts_through = pos;

@@ -17,8 +17,10 @@
  *	  column included - is seen at the next call.  They are only ever used
  *	  with the table open and locked by the caller, after the lock has
  *	  processed pending invalidations.
- *	- The OID of sog.receipt: looked up again after a relcache invalidation
- *	  of it (receipt_stale), so a table re-created alone (Citus'
+ *	- The OIDs of sog.receipt and (1.2) of its partitions sog.receipt_0 ..
+ *	  sog.receipt_4, and whether it is partitioned: looked up again after a
+ *	  relcache invalidation of any of them (receipt_stale; a TRUNCATE of a
+ *	  partition is one), so a table re-created alone (Citus'
  *	  undistribute_table does that) is found.
  *	- Plans kept with SPI_keepplan: PostgreSQL's plan cache revalidates them
  *	  itself after DDL; they are freed here when the extension was
@@ -41,6 +43,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -63,11 +66,11 @@ static const char *const cp_names[CP_NATTS] = {
 	"provider_token", "source_cursor", "read_base", "read_hash",
 	"read_count", "applied_position", "prune_horizon", "receipts_through",
 	"state", "updated_at", "claimed_at",
-	"applied_at", "read_gap_floor"
+	"applied_at", "read_gap_floor", "receipt_ring"
 };
 
 /* the types of the optional columns (a later version's), by position */
-static const Oid cp_optional_types[CP_NATTS - CP_NCOLS] = {TIMESTAMPTZOID, INT8OID};
+static const Oid cp_optional_types[CP_NATTS - CP_NCOLS] = {TIMESTAMPTZOID, INT8OID, INT2OID};
 static const Oid rc_optional_types[RC_NATTS - RC_NCOLS] = {TIMESTAMPTZOID};
 
 static const char *const rc_names[RC_NATTS] = {
@@ -89,12 +92,15 @@ static struct
 	Oid			nsp;
 	Oid			checkpoint_rel;
 	Oid			receipt_rel;
+	bool		receipt_partitioned;	/* 1.2: the ring's partitions */
 	Oid			position_type;
 	bool		ops_in_pg_catalog;	/* the position operators still are (1.1) */
 	bool		cp_valid;		/* cp_att describes checkpoint_rel now */
-	bool		rc_valid;
+	/* per slot: the partitions sog.receipt_<ring>, then sog.receipt */
+	Oid			rc_rel[SOG_RC_SLOTS];
+	bool		rc_valid[SOG_RC_SLOTS];
 	AttrNumber	cp_att[CP_NATTS];
-	AttrNumber	rc_att[RC_NATTS];
+	AttrNumber	rc_att[SOG_RC_SLOTS][RC_NATTS];
 	SPIPlanPtr	plans[SOG_NPLANS];
 	Oid			own_rels[SOG_NTABLES];	/* own_rel_names' OIDs, for the
 										 * placement check's invalidation */
@@ -116,11 +122,12 @@ tables_relcache_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == tables.checkpoint_rel)
 		tables.cp_valid = false;
-	if (relid == InvalidOid || relid == tables.receipt_rel)
-	{
-		tables.rc_valid = false;
-		tables.receipt_stale = true;
-	}
+	for (int slot = 0; slot < SOG_RC_SLOTS; slot++)
+		if (relid == InvalidOid || relid == tables.rc_rel[slot])
+		{
+			tables.rc_valid[slot] = false;
+			tables.receipt_stale = true;
+		}
 	/*
 	 * Citus invalidates the table it distributes: check the placement again
 	 * after an invalidation of one of ours (or of every relation), not
@@ -347,6 +354,34 @@ sog_query(const char *sql)
 	return buf.data;
 }
 
+/*
+ * Look up sog.receipt and, where it is partitioned (1.2), its partitions
+ * sog.receipt_0 .. sog.receipt_4 (InvalidOid for one that is missing: the
+ * store raises 55000 when it needs it); the attribute numbers of every
+ * slot are found again on first use.
+ */
+static void
+find_receipt_rels(Oid nsp)
+{
+	int			ring;
+
+	tables.receipt_rel = get_relname_relid("receipt", nsp);
+	tables.receipt_partitioned = OidIsValid(tables.receipt_rel) &&
+		get_rel_relkind(tables.receipt_rel) == RELKIND_PARTITIONED_TABLE;
+	for (ring = 0; ring < SOG_RING_PARTS; ring++)
+	{
+		char		name[NAMEDATALEN];
+
+		snprintf(name, sizeof(name), "receipt_%d", ring);
+		tables.rc_rel[ring] = tables.receipt_partitioned ?
+			get_relname_relid(name, nsp) : InvalidOid;
+	}
+	tables.rc_rel[SOG_RC_PARENT] = tables.receipt_rel;
+	for (ring = 0; ring < SOG_RC_SLOTS; ring++)
+		tables.rc_valid[ring] = false;
+	tables.receipt_stale = false;
+}
+
 void
 sog_tables_refresh(void)
 {
@@ -363,15 +398,14 @@ sog_tables_refresh(void)
 	{
 		if (tables.receipt_stale)
 		{
-			/* sog.receipt alone re-created (or any relcache reset) */
-			tables.receipt_rel = get_relname_relid("receipt", nsp);
+			/* a receipt table alone re-created (or any relcache reset) */
+			find_receipt_rels(nsp);
 			if (!OidIsValid(tables.receipt_rel))
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
 						 errdetail("Table sog.receipt does not exist."),
 						 errhint("Re-create the extension from a dump of its tables.")));
-			tables.receipt_stale = false;
 		}
 		if (!tables.placement_checked)
 			check_placement(nsp);
@@ -391,10 +425,9 @@ sog_tables_refresh(void)
 	}
 	free_plans();
 	tables.checkpoint_rel = InvalidOid;
-	tables.cp_valid = tables.rc_valid = false;
+	tables.cp_valid = false;
 	tables.nsp = nsp;
-	tables.receipt_stale = false;
-	tables.receipt_rel = get_relname_relid("receipt", nsp);
+	find_receipt_rels(nsp);
 	tables.position_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
 										   CStringGetDatum("position"),
 										   ObjectIdGetDatum(nsp));
@@ -419,6 +452,25 @@ Oid
 sog_receipt_relid(void)
 {
 	return tables.receipt_rel;
+}
+
+bool
+sog_receipt_partitioned(void)
+{
+	return tables.receipt_partitioned;
+}
+
+Oid
+sog_receipt_partition_relid(int ring)
+{
+	Assert(ring >= 0 && ring < SOG_RING_PARTS);
+	if (!OidIsValid(tables.rc_rel[ring]))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"stream_offset_guard\" is not installed correctly"),
+				 errdetail("Table sog.receipt_%d, a partition of sog.receipt, does not exist.", ring),
+				 errhint("Re-create the extension from a dump of its tables.")));
+	return tables.rc_rel[ring];
 }
 
 Oid
@@ -478,13 +530,20 @@ sog_checkpoint_attnums(Relation rel)
 const AttrNumber *
 sog_receipt_attnums(Relation rel)
 {
-	Assert(RelationGetRelid(rel) == tables.receipt_rel);
-	if (!tables.rc_valid)
+	Oid			relid = RelationGetRelid(rel);
+	int			slot;
+
+	for (slot = 0; slot < SOG_RC_SLOTS; slot++)
+		if (tables.rc_rel[slot] == relid)
+			break;
+	if (slot == SOG_RC_SLOTS)
+		elog(ERROR, "relation %u is not a receipt table", relid);
+	if (!tables.rc_valid[slot])
 	{
-		find_attnums(rel, rc_names, RC_NCOLS, RC_NATTS, rc_optional_types, tables.rc_att);
-		tables.rc_valid = true;
+		find_attnums(rel, rc_names, RC_NCOLS, RC_NATTS, rc_optional_types, tables.rc_att[slot]);
+		tables.rc_valid[slot] = true;
 	}
-	return tables.rc_att;
+	return tables.rc_att[slot];
 }
 
 /*

@@ -41,6 +41,7 @@ typedef enum SogCpCol
 	CP_NCOLS,					/* the columns above are required */
 	CP_APPLIED_AT = CP_NCOLS,	/* 1.1; InvalidAttrNumber before the update */
 	CP_READ_GAP_FLOOR,			/* 1.1; likewise */
+	CP_RECEIPT_RING,			/* 1.2; likewise */
 	CP_NATTS
 } SogCpCol;
 
@@ -102,11 +103,23 @@ extern Oid	sog_receipt_relid(void);
 extern Oid	sog_position_type(void);
 
 /*
+ * 1.2 partitions sog.receipt by ring: sog.receipt_0 (checkpoints outside
+ * the ring) and sog.receipt_1 .. sog.receipt_4 (the ring).  Before the
+ * update it is one plain table.
+ */
+#define SOG_RING_PARTS	5
+#define SOG_RC_PARENT	SOG_RING_PARTS	/* attnum slot of sog.receipt itself */
+#define SOG_RC_SLOTS	(SOG_RING_PARTS + 1)
+extern bool sog_receipt_partitioned(void);
+/* OID of sog.receipt_<ring> (0 <= ring < SOG_RING_PARTS); 55000 if missing */
+extern Oid	sog_receipt_partition_relid(int ring);
+
+/*
  * Attribute numbers of the columns above in rel (open and locked), as the
  * relcache describes it now: recomputed after any invalidation of rel.
  * Raises 55000 naming the column if the table owner dropped a required
  * one.  A column a later version added (CP_APPLIED_AT, CP_READ_GAP_FLOOR,
- * RC_CREATED_AT) is InvalidAttrNumber while the extension is at an older
+ * CP_RECEIPT_RING, RC_CREATED_AT) is InvalidAttrNumber while the extension is at an older
  * version (the module is newer than the installed SQL until ALTER
  * EXTENSION UPDATE) or when it is not of the type that version gave it:
  * the store then leaves it to its default.

@@ -108,7 +108,8 @@ SELECT pg_temp.rle(pg_temp.apply_batch(:pcp, :pg, pg_temp.range(1, 10))) AS "1..
 SELECT first_position, last_position, n, positions IS NULL AS dense
   FROM sog.receipt WHERE checkpoint_id = :pcp ORDER BY last_position;
 
--- Through 15: the run 1..10 and 11..15 of the run 11..20.
+-- Through 15: the run 1..10 and 11..15 of the run 11..20 (the row 11..20
+-- stays whole until a prune passes it: reads answer at the horizon, 1.2).
 SELECT sog.prune_receipts(:pcp, '15');
 SELECT prune_horizon, applied_position FROM sog.checkpoint WHERE id = :pcp;
 SELECT first_position, last_position, n, positions IS NULL AS dense
@@ -119,7 +120,7 @@ SELECT bool_and(payload_digest = pg_temp.d(position::text)) AS digests_kept
 -- Again, or lower: nothing to drop, and the horizon does not go down.
 SELECT sog.prune_receipts(:pcp, '15') AS again, sog.prune_receipts(:pcp, '12') AS lower;
 SELECT prune_horizon FROM sog.checkpoint WHERE id = :pcp;
--- Through 23: the run 16..20 and 21, 23 of the sparse run.
+-- Through 23: the run 16..20 and 21, 23 of the sparse run (whose row stays).
 SELECT sog.prune_receipts(:pcp, '23');
 SELECT first_position, last_position, n, positions IS NULL AS dense
   FROM sog.receipt WHERE checkpoint_id = :pcp ORDER BY last_position;
