@@ -38,7 +38,7 @@ DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 REGRESS = setup position casts binary index hash halt \
 	register apply apply_run claim_halt gaps scenarios operators recovery receipts \
 	skew loss hostile identity access reconfigure writes writes_pg18 retention model_findings pipelined \
-	read_boundary caller_role apply_page
+	read_boundary caller_role apply_page receipt_ring
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
 ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	commit_page_cas independent_partitions recovery_promote_race \

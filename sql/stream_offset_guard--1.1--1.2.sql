@@ -260,6 +260,15 @@ BEGIN
 	IF through IS NULL THEN
 		RETURN 0;
 	END IF;
+	-- 1.2: a checkpoint in the receipt ring whose receipts up to through
+	-- are all in the ring is pruned whole: nothing is deleted, the count
+	-- comes from the key, and the row lock is held as briefly either way
+	IF prune_due_body.max_receipts IS NOT NULL AND c.receipt_ring OPERATOR(pg_catalog.<>) 0
+	   AND NOT EXISTS (SELECT FROM sog.receipt_0 r
+					WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id
+					  AND r.last_position OPERATOR(sog.<=) through) THEN
+		RETURN sog.prune_receipts(prune_due_body.checkpoint_id, through);
+	END IF;
 	IF prune_due_body.max_receipts IS NOT NULL THEN
 		-- Where the chunk ends: the receipt rows above the horizon, read
 		-- in key order a few at a time, until they hold max_receipts
@@ -575,14 +584,22 @@ ALTER TABLE sog.receipt ALTER COLUMN positions SET STORAGE PLAIN,
 	ALTER COLUMN digests SET STORAGE PLAIN;
 ALTER TABLE sog.receipt ATTACH PARTITION sog.receipt_0 FOR VALUES IN (0);
 ALTER TABLE sog.receipt_0 DROP CONSTRAINT receipt_0_ring;
+-- The ring's keys carry first_position, n and ring: a prune counts the
+-- receipts it lets go from the key alone (an index-only scan, once
+-- autovacuum has marked the pages all-visible, as it does for tables that
+-- are only inserted into), not from the 4 kB rows.
 CREATE TABLE sog.receipt_1 PARTITION OF sog.receipt (
-	CONSTRAINT receipt_1_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (1);
+	CONSTRAINT receipt_1_pkey PRIMARY KEY (checkpoint_id, last_position) INCLUDE (first_position, n, ring))
+	FOR VALUES IN (1);
 CREATE TABLE sog.receipt_2 PARTITION OF sog.receipt (
-	CONSTRAINT receipt_2_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (2);
+	CONSTRAINT receipt_2_pkey PRIMARY KEY (checkpoint_id, last_position) INCLUDE (first_position, n, ring))
+	FOR VALUES IN (2);
 CREATE TABLE sog.receipt_3 PARTITION OF sog.receipt (
-	CONSTRAINT receipt_3_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (3);
+	CONSTRAINT receipt_3_pkey PRIMARY KEY (checkpoint_id, last_position) INCLUDE (first_position, n, ring))
+	FOR VALUES IN (3);
 CREATE TABLE sog.receipt_4 PARTITION OF sog.receipt (
-	CONSTRAINT receipt_4_pkey PRIMARY KEY (checkpoint_id, last_position)) FOR VALUES IN (4);
+	CONSTRAINT receipt_4_pkey PRIMARY KEY (checkpoint_id, last_position) INCLUDE (first_position, n, ring))
+	FOR VALUES IN (4);
 -- the extension inserts into a partition directly (src/receipt.c); each
 -- fills in its own number
 ALTER TABLE sog.receipt_1 ALTER COLUMN ring SET DEFAULT 1;
@@ -712,19 +729,33 @@ COMMENT ON VIEW sog.receipt_storage IS
 	'one row per receipt partition: its role, size, the checkpoints writing to it and (in the ring) the checkpoints whose receipts keep it from being emptied';
 REVOKE ALL ON sog.receipt_storage FROM PUBLIC;
 
--- Empty ring partition ring if no checkpoint writes to it or holds it:
--- under its ACCESS EXCLUSIVE lock, waited for at most lock_wait (a sink
--- transaction that read receipts holds a lock on every partition until it
--- ends; a longer wait would hold up the sinks queued behind this one), the
--- condition checked again (the lock waited for every writer), then
--- TRUNCATE.  Returns what it did: 'emptied', 'empty', 'held' or 'busy'.
-CREATE FUNCTION sog.receipt_ring_empty(ring integer, lock_wait text DEFAULT '100ms') RETURNS text
+-- Empty ring partition ring if no checkpoint writes to it or holds it.
+-- TRUNCATE is not MVCC safe: a snapshot taken before it sees the partition
+-- empty, and one taken before the prune that raised the horizon past the
+-- partition's receipts still has the old horizon, below which it expects
+-- the receipts sog.receipts() showed it.  So it waits (at most
+-- snapshot_wait, polling) until no client or background session whose
+-- transaction began before this one still has a snapshot; the prunes
+-- committed before this transaction began.  Then it takes the partition's
+-- ACCESS EXCLUSIVE lock, waited for at most lock_wait (NULL: not at all;
+-- a sink transaction that read receipts holds a lock on every partition
+-- until it ends, and a longer wait would hold up the sinks queued behind
+-- this one), checks the condition again (the lock waited for every
+-- writer) and truncates.  Run it in a transaction that holds no
+-- checkpoint's row lock: a sink transaction waiting for that lock while
+-- holding a snapshot would make it wait in vain.  Returns 'emptied', or
+-- why not: 'empty', 'held', 'older snapshot: pid N' (the oldest such
+-- session), 'busy'.
+CREATE FUNCTION sog.receipt_ring_empty(ring integer, lock_wait text DEFAULT '100ms',
+									   snapshot_wait interval DEFAULT '1s') RETURNS text
 	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	part text := pg_catalog.format('sog.receipt_%s', receipt_ring_empty.ring);
 	wait_was text := pg_catalog.current_setting('lock_timeout');
+	deadline timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) receipt_ring_empty.snapshot_wait;
+	older integer;
 BEGIN
 	IF NOT EXISTS (SELECT FROM sog.receipt r WHERE r.ring OPERATOR(pg_catalog.=) receipt_ring_empty.ring) THEN
 		RETURN 'empty';
@@ -733,10 +764,29 @@ BEGIN
 	   OR sog.receipt_holders(receipt_ring_empty.ring) IS NOT NULL THEN
 		RETURN 'held';
 	END IF;
+	LOOP
+		PERFORM pg_catalog.pg_stat_clear_snapshot();
+		SELECT a.pid INTO older
+		  FROM pg_catalog.pg_stat_activity a
+		 WHERE a.backend_xmin IS NOT NULL
+		   AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+		   AND a.backend_type OPERATOR(pg_catalog.=) ANY (ARRAY['client backend', 'background worker'])
+		   AND a.xact_start OPERATOR(pg_catalog.<) pg_catalog.now()
+		 ORDER BY a.xact_start LIMIT 1;
+		EXIT WHEN NOT FOUND;
+		IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.>=) deadline THEN
+			RETURN pg_catalog.format('older snapshot: pid %s', older);
+		END IF;
+		PERFORM pg_catalog.pg_sleep(0.01);
+	END LOOP;
 	BEGIN
-		PERFORM pg_catalog.set_config('lock_timeout', receipt_ring_empty.lock_wait, true);
-		EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', part);
-		PERFORM pg_catalog.set_config('lock_timeout', wait_was, true);
+		IF receipt_ring_empty.lock_wait IS NULL THEN
+			EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE NOWAIT', part);
+		ELSE
+			PERFORM pg_catalog.set_config('lock_timeout', receipt_ring_empty.lock_wait, true);
+			EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', part);
+			PERFORM pg_catalog.set_config('lock_timeout', wait_was, true);
+		END IF;
 	EXCEPTION WHEN lock_not_available THEN
 		RETURN 'busy';
 	END;
@@ -748,9 +798,9 @@ BEGIN
 	RETURN 'emptied';
 END
 $$;
-COMMENT ON FUNCTION sog.receipt_ring_empty(integer, text) IS
-	'TRUNCATE ring partition sog.receipt_<ring> if no checkpoint writes to it or holds it (lock waited for at most lock_wait); returns emptied, empty, held or busy';
-REVOKE ALL ON FUNCTION sog.receipt_ring_empty(integer, text) FROM PUBLIC;
+COMMENT ON FUNCTION sog.receipt_ring_empty(integer, text, interval) IS
+	'TRUNCATE ring partition sog.receipt_<ring> if no checkpoint writes to it or holds it, once no older snapshot is in use (waited for at most snapshot_wait) and its lock is had (waited for at most lock_wait, NULL: not at all); returns emptied, empty, held, older snapshot: pid N, or busy';
+REVOKE ALL ON FUNCTION sog.receipt_ring_empty(integer, text, interval) FROM PUBLIC;
 
 -- Whether the checkpoint has a retention policy (its own, its consumer's
 -- or the default): what puts its receipts in the ring.
@@ -767,20 +817,27 @@ REVOKE ALL ON FUNCTION sog.has_retention(sog.checkpoint) FROM PUBLIC;
 
 -- Turn the ring (what CALL sog.prune_due() runs after pruning; one run at
 -- a time, on the ring's row lock):
---   1. empty every ring partition but the current one that nobody holds;
---   2. if the next partition is still held and the current one has grown
---      to twice its size, the checkpoints holding it are not advancing at
---      the pace of the others: move their receipts above the horizon to
---      sog.receipt_0 (each receipt moves once: nothing moves back) and
---      them out of the ring, so that no checkpoint holds the ring's space;
---      then empty it;
---   3. if the next partition is empty and the current one is not, it
---      becomes current;
---   4. every checkpoint with a retention policy writes to the current
+--   1. if the next partition is held by checkpoints that have applied
+--      nothing since the ring last turned, and the current one has grown
+--      to twice its size, they are not advancing: their receipts above
+--      the horizon move to sog.receipt_0 (each receipt moves once: nothing
+--      moves back) and they leave the ring, so that no checkpoint holds
+--      the ring's space;
+--   2. if the next partition is empty and the current one is not, the next
+--      one becomes current;
+--   3. every checkpoint with a retention policy writes to the current
 --      partition, every other one (and one moved out in this run) to
 --      sog.receipt_0 (its row is locked: an open sink transaction of the
---      checkpoint is waited for, and has written where it read).
--- Returns one line per thing done, NULL when nothing was.
+--      checkpoint is waited for, and has written where it read);
+--   4. only if no checkpoint row changed in this transaction (it holds
+--      none of their locks, for which a sink transaction with a snapshot
+--      may be waiting, and raised no horizon that a snapshot taken before
+--      it commits would not see): every ring partition but the current one
+--      that nobody holds is emptied (sog.receipt_ring_empty).
+-- Returns one line per thing done, NULL when nothing was: CALL
+-- sog.prune_due() calls it again, in a new transaction, until it does
+-- nothing (the second call empties what the first left, the third may
+-- turn the ring into a partition the second emptied).
 CREATE FUNCTION sog.rotate_receipts_body()
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
@@ -796,24 +853,24 @@ DECLARE
 	moved bigint[] := '{}';
 	h bigint;
 	n bigint;
+	changed bigint := 0;
 BEGIN
 	PERFORM sog.refuse_during_recovery('rotate the receipt ring');
 	PERFORM sog.check_operator_access('the receipt ring');
 	INSERT INTO sog.receipt_ring (current) VALUES (1) ON CONFLICT DO NOTHING;
 	SELECT g.current INTO cur FROM sog.receipt_ring g FOR UPDATE;
-
-	FOR p IN 1 .. 4 LOOP
-		CONTINUE WHEN p OPERATOR(pg_catalog.=) cur;
-		what := sog.receipt_ring_empty(p);
-		IF what OPERATOR(pg_catalog.=) 'emptied' THEN
-			did := did OPERATOR(pg_catalog.||) pg_catalog.format('emptied sog.receipt_%s', p);
-		ELSIF what OPERATOR(pg_catalog.=) 'busy' THEN
-			did := did OPERATOR(pg_catalog.||) pg_catalog.format('sog.receipt_%s is in use: try again at the next run', p);
-		END IF;
-	END LOOP;
-
 	nxt := cur OPERATOR(pg_catalog.%) 4 OPERATOR(pg_catalog.+) 1;
-	held := sog.receipt_holders(nxt);
+
+	-- the holders of the next partition that have applied nothing since
+	-- the ring last turned: not advancing.  One that keeps its receipts
+	-- longer than the ring spans but advances is waited for: the current
+	-- partition grows, and the ring's partitions come to span a third of
+	-- the longest policy each.
+	SELECT pg_catalog.array_agg(c.id ORDER BY c.id) INTO held
+	  FROM sog.checkpoint c
+	 WHERE c.id OPERATOR(pg_catalog.=) ANY (sog.receipt_holders(nxt))
+	   AND (c.applied_at IS NULL
+			OR c.applied_at OPERATOR(pg_catalog.<) (SELECT g.rotated_at FROM sog.receipt_ring g));
 	IF held IS NOT NULL
 	   AND pg_catalog.pg_relation_size(pg_catalog.format('sog.receipt_%s', cur)::pg_catalog.regclass)
 		   OPERATOR(pg_catalog.>=) (2 OPERATOR(pg_catalog.*)
@@ -830,16 +887,13 @@ BEGIN
 				RETURNING r.n)
 			SELECT coalesce(pg_catalog.sum(m.n), 0) INTO n FROM m;
 			moved := moved OPERATOR(pg_catalog.||) h;
+			changed := changed OPERATOR(pg_catalog.+) 1;
 			did := did OPERATOR(pg_catalog.||) pg_catalog.format(
 				'checkpoint %s held sog.receipt_%s: its %s receipts above its prune horizon moved to sog.receipt_0', h, nxt, n);
 			RAISE WARNING 'checkpoint % held receipt partition sog.receipt_%', h, nxt
-				USING DETAIL = pg_catalog.format('The ring needs sog.receipt_%s next, and the checkpoint''s prune horizon is still below receipts it wrote there, while sog.receipt_%s grew to twice its size; its %s receipts above the horizon moved to sog.receipt_0, which retention prunes by DELETE.', nxt, cur, n),
+				USING DETAIL = pg_catalog.format('The ring needs sog.receipt_%s next, the checkpoint''s prune horizon is still below receipts it wrote there, and it has applied nothing since the ring last turned, while sog.receipt_%s grew to twice its size; its %s receipts above the horizon moved to sog.receipt_0, which retention prunes by DELETE.', nxt, cur, n),
 					  HINT = 'See why the checkpoint does not advance (sog.checkpoint_metrics); it rejoins the ring at the next run.';
 		END LOOP;
-		what := sog.receipt_ring_empty(nxt);
-		IF what OPERATOR(pg_catalog.=) 'emptied' THEN
-			did := did OPERATOR(pg_catalog.||) pg_catalog.format('emptied sog.receipt_%s', nxt);
-		END IF;
 	END IF;
 
 	IF NOT EXISTS (SELECT FROM sog.receipt r WHERE r.ring OPERATOR(pg_catalog.=) nxt)
@@ -859,7 +913,29 @@ BEGIN
 		RETURNING c.receipt_ring)
 	SELECT pg_catalog.count(*) INTO n FROM w;
 	IF n OPERATOR(pg_catalog.>) 0 THEN
-		did := did OPERATOR(pg_catalog.||) pg_catalog.format('%s checkpoints moved to their partition', n);
+		changed := changed OPERATOR(pg_catalog.+) n;
+		did := did OPERATOR(pg_catalog.||) pg_catalog.format('checkpoints moved to their partition: %s', n);
+	END IF;
+
+	-- nor if this transaction raised a horizon itself (a prune in the same
+	-- transaction): a snapshot taken before it commits would still have
+	-- the old horizon, and not be older than this transaction
+	IF changed OPERATOR(pg_catalog.=) 0
+	   AND NOT EXISTS (SELECT FROM sog.checkpoint c
+					WHERE c.xmin OPERATOR(pg_catalog.=) pg_catalog.pg_current_xact_id_if_assigned()::xid) THEN
+		FOR p IN 1 .. 4 LOOP
+			CONTINUE WHEN p OPERATOR(pg_catalog.=) cur;
+			what := sog.receipt_ring_empty(p);
+			IF what OPERATOR(pg_catalog.=) 'emptied' THEN
+				did := did OPERATOR(pg_catalog.||) pg_catalog.format('emptied sog.receipt_%s', p);
+			ELSIF what OPERATOR(pg_catalog.=) 'busy' THEN
+				did := did OPERATOR(pg_catalog.||) pg_catalog.format('sog.receipt_%s is in use: emptied at a later run', p);
+			ELSIF what OPERATOR(pg_catalog.~) '^older snapshot' THEN
+				did := did OPERATOR(pg_catalog.||) pg_catalog.format(
+					'sog.receipt_%s waits for a transaction older than the prune (%s)', p,
+					pg_catalog.substr(what, pg_catalog.length('older snapshot: ') OPERATOR(pg_catalog.+) 1));
+			END IF;
+		END LOOP;
 	END IF;
 	IF pg_catalog.cardinality(did) OPERATOR(pg_catalog.=) 0 THEN
 		RETURN NULL;
@@ -887,6 +963,7 @@ DECLARE
 	total bigint := 0;
 	checkpoints int := 0;
 	ring text;
+	i int;
 BEGIN
 	PERFORM sog.refuse_during_recovery('prune receipts');
 	FOR id IN SELECT d.checkpoint_id FROM sog.retention_due d
@@ -900,12 +977,14 @@ BEGIN
 		END LOOP;
 		checkpoints := checkpoints OPERATOR(pg_catalog.+) 1;
 	END LOOP;
-	ring := sog.rotate_receipts();
-	COMMIT;
 	RAISE NOTICE '% receipts pruned from % checkpoints', total, checkpoints;
-	IF ring IS NOT NULL THEN
+	-- each call in a transaction of its own (see sog.rotate_receipts_body)
+	FOR i IN 1 .. 4 LOOP
+		ring := sog.rotate_receipts();
+		COMMIT;
+		EXIT WHEN ring IS NULL;
 		RAISE NOTICE 'receipt ring: %', ring;
-	END IF;
+	END LOOP;
 END
 $$;
 COMMENT ON PROCEDURE sog.prune_due() IS

@@ -83,6 +83,8 @@ open_target(int64 checkpoint_id, int ring)
 		relid = sog_receipt_relid();
 	else
 	{
+		if (ring == -1)
+			ring = 0;			/* the column is gone: outside the ring */
 		if (ring < 0 || ring >= SOG_RING_PARTS)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),

@@ -78,7 +78,7 @@ static const char *const rc_names[RC_NATTS] = {
 	"created_at"
 };
 
-#define SOG_NTABLES 9			/* the tables of own_rel_names */
+#define SOG_NTABLES 15			/* the tables of own_rel_names */
 
 static struct
 {
@@ -109,7 +109,9 @@ static struct
 /* The extension's tables (any of them Citus could distribute). */
 static const char *const own_rel_names[SOG_NTABLES] = {
 	"checkpoint", "receipt", "gap", "manifest_log", "recovery", "provider",
-	"reconfiguration", "role_grant", "retention"
+	"reconfiguration", "role_grant", "retention",
+	/* 1.2: sog.receipt's partitions (a writer locks only its own) */
+	"receipt_0", "receipt_1", "receipt_2", "receipt_3", "receipt_4", "receipt_ring"
 };
 
 /*
