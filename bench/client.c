@@ -59,6 +59,9 @@
  * a line per transaction: the time it ended (epoch seconds), its latency in
  * microseconds (from sending BEGIN to the COMMIT's result; building the
  * arrays and hashing come before), its events and its partition.
+ * With -R, each client process sends no page before its time at that many
+ * events per second (bench/soak.sh's hour-long mode: a rate the disk can
+ * hold for an hour); the loop sleeps, and latency counts from the send.
  * Any error ends the run with a message and exit status 1.  Needs libpq
  * 14+ (pipeline mode) and OpenSSL 3 (EVP_MD_fetch, EVP_DigestInit_ex2).
  */
@@ -93,6 +96,8 @@ static char variant = 'g';
 static int	batch = 100;
 static int	clients = 1;
 static double seconds = 5;
+static double rate = 0;			/* -R: events per second per client process
+								 * (0: as fast as it can) */
 static int	first_partition = 0;
 static int	parts_each = 1;
 static int64_t events_each = 0;	/* -N; 0: run for -T seconds */
@@ -627,6 +632,8 @@ run_client(int first)
 	FILE	   *txlog = NULL;
 	long		txns = 0;
 	double		end;
+	double		paced_t0;
+	int64_t		paced = 0;		/* -R: events sent so far */
 
 	sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
 	md = EVP_MD_CTX_new();
@@ -662,7 +669,8 @@ run_client(int first)
 
 	cpu0 = own_cpu();
 	bcpu0 = process_cpu(backend);
-	end = now() + seconds;
+	paced_t0 = now();
+	end = paced_t0 + seconds;
 	k = next_part(parts, parts_each, parts_each - 1);
 	while (k >= 0)
 	{
@@ -680,6 +688,21 @@ run_client(int first)
 		/* p, m: the page was built (and noted) in the partition's last turn */
 		if (!(PIPELINED(variant) && part->noted))
 			build_page(pg, part->pos, page_size(part, 0));
+		/* -R: no page before its time (latency is measured from here) */
+		if (rate > 0)
+		{
+			double		ahead = paced_t0 + (double) paced / rate - now();
+
+			if (ahead > 0)
+			{
+				struct timespec ts;
+
+				ts.tv_sec = (time_t) ahead;
+				ts.tv_nsec = (long) ((ahead - (double) ts.tv_sec) * 1e9);
+				nanosleep(&ts, NULL);
+			}
+			paced += pg->n;
+		}
 		t_send = now();
 		if (variant == 'w' || (PIPELINED(variant) && !part->noted))
 		{
@@ -772,7 +795,7 @@ main(int argc, char **argv)
 	double		t0;
 	double		elapsed;
 
-	while ((opt = getopt(argc, argv, "d:v:B:c:T:p:P:N:o:")) != -1)
+	while ((opt = getopt(argc, argv, "d:v:B:c:T:R:p:P:N:o:")) != -1)
 	{
 		switch (opt)
 		{
@@ -781,18 +804,19 @@ main(int argc, char **argv)
 			case 'B': batch = atoi(optarg); break;
 			case 'c': clients = atoi(optarg); break;
 			case 'T': seconds = atof(optarg); break;
+			case 'R': rate = atof(optarg); break;
 			case 'p': first_partition = atoi(optarg); break;
 			case 'P': parts_each = atoi(optarg); break;
 			case 'N': events_each = strtoll(optarg, NULL, 10); break;
 			case 'o': log_prefix = optarg; break;
 			default:
 				fprintf(stderr, "usage: client -d conninfo -v b|c|g|h|r|w|p|m -B batch -c clients -T seconds [-p partition]\n"
-						"              [-P partitions_each] [-N events_each] [-o log_prefix]\n");
+						"              [-P partitions_each] [-N events_each] [-R events_per_second] [-o log_prefix]\n");
 				return 2;
 		}
 	}
 	if (!strchr("bcghrwpm", variant) || batch < 1 || clients < 1 || clients > 64 ||
-		parts_each < 1 || events_each < 0)
+		parts_each < 1 || events_each < 0 || rate < 0)
 	{
 		fprintf(stderr, "client: bad arguments\n");
 		return 2;

@@ -114,8 +114,8 @@ sub load_run {
 	$s{prunes} = [grep { $_->[2] eq 'succeeded' } @{ read_tsv("$d/prunes.tsv") }];
 	$s{prunes_failed} = grep { $_->[2] ne 'succeeded' } @{ read_tsv("$d/prunes.tsv") };
 	my $in_run = sub { $_[0][1] >= $s{t0} && $_[0][0] <= $s{t1} + 1 };
-	$s{vacuums} = [grep { $_->[2] eq 'sog.receipt' && $in_run->($_) } @{ $activity->{vacuum} }];
-	$s{vacuums_other} = [grep { $_->[2] ne 'sog.receipt' && $in_run->($_) } @{ $activity->{vacuum} }];
+	$s{vacuums} = [grep { $_->[2] =~ /^sog\.receipt(?:_[0-4])?$/  && $in_run->($_) } @{ $activity->{vacuum} }];
+	$s{vacuums_other} = [grep { $_->[2] !~ /^sog\.receipt(?:_[0-4])?$/  && $in_run->($_) } @{ $activity->{vacuum} }];
 	$s{checkpoints} = [grep { $in_run->($_) } @{ $activity->{checkpoint} }];
 	return \%s;
 }
@@ -277,8 +277,10 @@ sub met { return $_[0] ? '**met**' : '**missed**' }
 sub describe_run {
 	my $r = shift;
 	my $m = $r->{meta};
-	my $what = $m->{partitions} == 1 ? n($m->{events_each}) . ' events through one checkpoint'
-	  : n($m->{events_each}) . " events through each of $m->{partitions} checkpoints ($m->{clients} client processes, each cycling over "
+	my $each = $m->{seconds} ? seconds($m->{seconds}) . ' at ' . n($m->{rate}) . ' events/s at most in all'
+	  : n($m->{events_each}) . ' events';
+	my $what = $m->{partitions} == 1 ? "$each through one checkpoint"
+	  : "$each through each of $m->{partitions} checkpoints ($m->{clients} client processes, each cycling over "
 	  . $m->{partitions} / $m->{clients} . ')';
 	my $keep = $m->{keep_positions} ne ''
 	  ? 'retention: keep ' . n($m->{keep_positions}) . ' positions'
@@ -326,6 +328,21 @@ sub targets {
 				scalar @{ $r->{vacuums} }, n($r->{samples}[-1]{dead}))
 			  : 'no prune run',
 			@pk >= 3 ? met(disk_bounded($r) =~ /^the same/) : sprintf('not measured: %d prune run(s), the comparison needs 3', scalar @pk)];
+		# issue 30: the applier's rate while a prune runs, and WAL per event
+		# against run C's (no retention)
+		if (defined $r->{rate_during_prune} && $r->{rate_outside_prune}) {
+			my $q = $r->{rate_during_prune} / $r->{rate_outside_prune};
+			push @t, ["run $name: the applier keeps at least 0.8 of its rate while a prune runs",
+				sprintf('%s events/s against %s (%s)', n($r->{rate_during_prune}), n($r->{rate_outside_prune}), ratio($q))
+				  . ($r->{meta}{rate} ? sprintf('; the client is paced at %s events/s in all', n($r->{meta}{rate})) : ''),
+				met($q >= 0.8)];
+		}
+		if ($run{C}) {
+			my $q = $r->{wal_per_event} / $run{C}{wal_per_event};
+			push @t, ["run $name: WAL per event within 5% of run C's (no retention)",
+				sprintf('%.0f against %.0f bytes (%+.1f%%)', $r->{wal_per_event}, $run{C}{wal_per_event}, 100 * ($q - 1)),
+				met($q <= 1.05)];
+		}
 	}
 	return @t;
 }
@@ -474,7 +491,9 @@ files of one run; every figure and every met or missed below is computed from
 them. Raw results: `bench/results/` (not committed).
 
 EOT
-	$o .= $full ? "These are the figures of the full soak ($sizes).\n\n"
+	$o .= $soak{hour} ? sprintf("These are the figures of the hour-long soak (`make bench-soak-hour`: runs A and B %s each, run C %s, at %s events/s at most: at full speed an hour's sink rows would not fit the disk; keep %s positions (A), %s per checkpoint (B); prune every %s s).\n\n",
+		seconds($soak{seconds}), seconds($soak{seconds_c}), n($soak{rate}), n($soak{keep_positions}), n($soak{keep_positions_b}), $soak{prune_every})
+	  : $full ? "These are the figures of the full soak ($sizes).\n\n"
 	  : "**These figures are from a run smaller than the full soak** ($sizes; the full soak is 100,000,000 events"
 	  . " through one checkpoint, 10,000,000 through each of 16, and 100,000,000 without retention). `make bench-soak`"
 	  . " on a quiet machine gives the full figures." . full_duration() . "\n\n";

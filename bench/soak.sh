@@ -48,6 +48,10 @@
 #
 # Environment (defaults in brackets; --short or SOAK_SHORT=1 for the
 # figures after the slash):
+#   SOAK_HOUR [0]  1 (or --hour): the hour-long mode, below
+#   SOAK_SECONDS ['']  SOAK_SECONDS_C [SOAK_SECONDS]   run length; hour: 3600 / 900
+#   SOAK_RATE [0]  events/s in all (split among a run's client processes;
+#                  0: as fast as they can); hour: 60000
 #   SOAK_RUNS ["A B C"]
 #   SOAK_EVENTS [100000000 / 2000000]          run A
 #   SOAK_PARTITIONS [16 / 4] SOAK_EVENTS_EACH [10000000 / 500000]   run B
@@ -78,7 +82,21 @@ ROOT=$(cd "$HERE/.." && pwd)
 source "$HERE/lib.sh"
 
 [ "${1:-}" = --short ] && SOAK_SHORT=1
+[ "${1:-}" = --hour ] && SOAK_HOUR=1
 SOAK_SHORT=${SOAK_SHORT:-0}
+SOAK_HOUR=${SOAK_HOUR:-0}
+# The hour-long mode (make bench-soak-hour): each run lasts SOAK_SECONDS
+# (run C SOAK_SECONDS_C) at SOAK_RATE events/s in all, the rate split among
+# its client processes: at full speed an hour would be a billion events,
+# whose sink rows the disk cannot hold.
+if [ "$SOAK_HOUR" = 1 ]; then
+  SOAK_SECONDS=${SOAK_SECONDS:-3600}
+  SOAK_SECONDS_C=${SOAK_SECONDS_C:-900}
+  SOAK_RATE=${SOAK_RATE:-60000}
+fi
+SOAK_SECONDS=${SOAK_SECONDS:-}
+SOAK_SECONDS_C=${SOAK_SECONDS_C:-$SOAK_SECONDS}
+SOAK_RATE=${SOAK_RATE:-0}
 short() { if [ "$SOAK_SHORT" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 PG_MAJOR=${PG_MAJOR:-15}
 SOAK_RUNS=${SOAK_RUNS:-"A B C"}
@@ -122,19 +140,28 @@ die() { say "error: $*"; exit 1; }
 # the client's).
 sample() {
   local row
+  # sog.receipt's partitions (1.2), or the table itself (before)
   row=$(psql_db -tA -F$'\t' -c "
+    WITH parts AS (
+      SELECT i.inhrelid AS relid FROM pg_inherits i WHERE i.inhparent = 'sog.receipt'::regclass
+      UNION ALL
+      SELECT 'sog.receipt'::regclass WHERE NOT EXISTS (
+        SELECT FROM pg_inherits i WHERE i.inhparent = 'sog.receipt'::regclass))
     SELECT extract(epoch FROM clock_timestamp()), pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
-           pg_relation_size('sog.receipt'), pg_indexes_size('sog.receipt'), c.applied, c.receipts,
-           s.n_live_tup, s.n_dead_tup, s.autovacuum_count, coalesce(extract(epoch FROM s.last_autovacuum), 0),
-           (SELECT count(*) FROM pg_stat_progress_vacuum v WHERE v.relid = s.relid),
+           (SELECT sum(pg_relation_size(p.relid)) FROM parts p)::bigint,
+           (SELECT sum(pg_indexes_size(p.relid)) FROM parts p)::bigint, c.applied, c.receipts,
+           s.live, s.dead, s.autovacuums, s.last_autovacuum,
+           (SELECT count(*) FROM pg_stat_progress_vacuum v WHERE v.relid IN (SELECT p.relid FROM parts p)),
            (SELECT count(*) FROM pg_stat_activity a WHERE a.wait_event_type = 'Lock'
                 AND a.query NOT LIKE '%prune_due%')
-      FROM pg_stat_user_tables s,
+      FROM (SELECT sum(t.n_live_tup)::bigint AS live, sum(t.n_dead_tup)::bigint AS dead,
+                   sum(t.autovacuum_count)::bigint AS autovacuums,
+                   coalesce(extract(epoch FROM max(t.last_autovacuum)), 0) AS last_autovacuum
+              FROM pg_stat_user_tables t WHERE t.relid IN (SELECT p.relid FROM parts p)) s,
            (SELECT coalesce(sum(coalesce(sog.position_to_numeric(applied_position), 0)), 0) AS applied,
                    coalesce(sum(coalesce(sog.position_to_numeric(applied_position), 0)
                                 - coalesce(sog.position_to_numeric(prune_horizon), 0)), 0) AS receipts
-              FROM sog.checkpoint WHERE consumer = 'soak-$RUN') c
-     WHERE s.relid = 'sog.receipt'::regclass") || return 1
+              FROM sog.checkpoint WHERE consumer = 'soak-$RUN') c") || return 1
   printf '%s\t%s\t%s\n' "$row" "$(bench_busy_ticks)" \
     "$(bench_tree_ticks "$(head -1 "$DATA/postmaster.pid" 2>/dev/null)" $$)"
 }
@@ -159,6 +186,8 @@ prune_loop() {
       -c 'CALL sog.prune_due()' 2>&1)
     t1=$(date +%s.%N)
     n=$(sed -n 's/.*NOTICE: *\([0-9]*\) receipts pruned.*/\1/p' <<<"$out")
+    # what the receipt ring did (1.2): a line of ring.log per NOTICE
+    sed -n "s/.*NOTICE: *receipt ring: \(.*\)/$t0\t\1/p" <<<"$out" >> "$RD/ring.log"
     if [ -n "$n" ]; then printf '%s\t%s\tsucceeded\t%s\n' "$t0" "$t1" "$n"
     else printf '%s\t%s\tfailed\tNA\n' "$t0" "$t1"; say "prune failed: $out"; fi >> "$RD/prunes.tsv"
     if [ "$SOAK_VACUUM" = 1 ]; then
@@ -222,13 +251,19 @@ stop_pruner() {
   PRUNER_PID=
 }
 
-# run_soak RUN FIRST_PART PARTITIONS CLIENTS EVENTS_EACH KEEP_POSITIONS
+# run_soak RUN FIRST_PART PARTITIONS CLIENTS EVENTS_EACH KEEP_POSITIONS [SECONDS]
+# (with SECONDS, the run lasts that long, EVENTS_EACH unused)
 run_soak() {
-  RUN=$1; local first=$2 parts=$3 clients=$4 each=$5 keep=$6 kint=$SOAK_KEEP_INTERVAL
+  RUN=$1; local first=$2 parts=$3 clients=$4 each=$5 keep=$6 secs=${7:-} kint=$SOAK_KEEP_INTERVAL
+  local length=(-N "$each")
+  [ -n "$secs" ] && length=(-T "$secs" -N 0)
+  [ "$SOAK_RATE" != 0 ] && length+=(-R "$(awk -v r="$SOAK_RATE" -v c="$clients" 'BEGIN { print r / c }')")
   RD=$SOAK_OUT/$RUN; mkdir -p "$RD" || die "cannot create $RD"
   [ -z "$keep" ] && kint=
   [ $((parts % clients)) = 0 ] || die "run $RUN: $parts partitions do not divide among $clients clients"
-  say "run $RUN: $each events through each of $parts checkpoint(s) from $clients client process(es), B=$SOAK_BATCH;" \
+  local pace=; [ "$SOAK_RATE" != 0 ] && pace=", at most $SOAK_RATE events/s in all"
+  local what="$each events"; [ -n "$secs" ] && what="$secs s"
+  say "run $RUN: $what through each of $parts checkpoint(s) from $clients client process(es), B=$SOAK_BATCH$pace;" \
       "retention: ${keep:-none}${keep:+ positions}${kint:+ and $kint}"
   psql_db -v run="$RUN" -v first="$first" -v n="$parts" -v keep_positions="$keep" -v keep_interval="$kint" \
     -f "$HERE/soak-setup.sql" >/dev/null || die "soak-setup.sql failed"
@@ -238,7 +273,7 @@ run_soak() {
   [ -n "$keep" ] && start_pruner
   local t0; t0=$(date +%s.%N)
   "$CLIENT" -d "host=$SOAK_DIR port=$SOAK_PORT user=postgres dbname=$DB" -v "$SOAK_VARIANT" -B "$SOAK_BATCH" \
-    -c "$clients" -P $((parts / clients)) -N "$each" -p "$first" -o "$RD/txlog" > "$RD/client.log" 2>&1 &
+    -c "$clients" -P $((parts / clients)) "${length[@]}" -p "$first" -o "$RD/txlog" > "$RD/client.log" 2>&1 &
   CLIENT_PID=$!
   sampler & SAMPLER_PID=$!
   wait "$CLIENT_PID"; local rc=$?; CLIENT_PID=
@@ -250,7 +285,8 @@ run_soak() {
   rm -f "$RD/stop"
   [ "$rc" = 0 ] || { cat "$RD/client.log"; die "run $RUN: the client failed"; }
   {
-    echo "run=$RUN"; echo "partitions=$parts"; echo "clients=$clients"; echo "events_each=$each"
+    echo "run=$RUN"; echo "partitions=$parts"; echo "clients=$clients"
+    echo "events_each=$([ -n "$secs" ] && echo 0 || echo "$each")"; echo "seconds=$secs"; echo "rate=$SOAK_RATE"
     echo "batch=$SOAK_BATCH"; echo "variant=$SOAK_VARIANT"; echo "keep_positions=$keep"; echo "keep_interval=$kint"
     echo "pruner=${keep:+$PRUNER_NOTE}"; echo "prune_every=${keep:+$SOAK_PRUNE_EVERY}"; echo "sample_every=$SOAK_SAMPLE"
     echo "vacuum_after_prune=$SOAK_VACUUM"
@@ -326,7 +362,7 @@ if [ -z "$SOAK_REPORT_ONLY" ]; then
   {
     bench_describe "$SOAK_DIR"
     echo "extension: built from $(paste -sd" " "$SOAK_OUT/build-rev.txt" 2>/dev/null)"
-    echo "soak: runs=[$SOAK_RUNS] short=$SOAK_SHORT events=$SOAK_EVENTS partitions=$SOAK_PARTITIONS events_each=$SOAK_EVENTS_EACH clients=$SOAK_CLIENTS events_c=$SOAK_EVENTS_C keep_positions=$SOAK_KEEP_POSITIONS keep_positions_b=$SOAK_KEEP_POSITIONS_B keep_interval=[$SOAK_KEEP_INTERVAL] prune_every=$SOAK_PRUNE_EVERY sample=$SOAK_SAMPLE batch=$SOAK_BATCH variant=$SOAK_VARIANT naptime=$SOAK_NAPTIME clk_tck=$(getconf CLK_TCK)"
+    echo "soak: runs=[$SOAK_RUNS] short=$SOAK_SHORT hour=$SOAK_HOUR seconds=[$SOAK_SECONDS] seconds_c=[$SOAK_SECONDS_C] rate=$SOAK_RATE events=$SOAK_EVENTS partitions=$SOAK_PARTITIONS events_each=$SOAK_EVENTS_EACH clients=$SOAK_CLIENTS events_c=$SOAK_EVENTS_C keep_positions=$SOAK_KEEP_POSITIONS keep_positions_b=$SOAK_KEEP_POSITIONS_B keep_interval=[$SOAK_KEEP_INTERVAL] prune_every=$SOAK_PRUNE_EVERY sample=$SOAK_SAMPLE batch=$SOAK_BATCH variant=$SOAK_VARIANT naptime=$SOAK_NAPTIME clk_tck=$(getconf CLK_TCK)"
     echo "pg_cron: $(psql_admin -tAc "SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'")"
     EXTRA_SETTINGS="'autovacuum_naptime','autovacuum_vacuum_scale_factor','autovacuum_vacuum_cost_limit','autovacuum_vacuum_cost_delay','log_autovacuum_min_duration'" \
       bench_pg_settings psql_db
@@ -335,9 +371,9 @@ if [ -z "$SOAK_REPORT_ONLY" ]; then
 
   for r in $SOAK_RUNS; do
     case $r in
-      A) run_soak A 1000 1 1 "$SOAK_EVENTS" "$SOAK_KEEP_POSITIONS" ;;
-      B) run_soak B 2000 "$SOAK_PARTITIONS" "$SOAK_CLIENTS" "$SOAK_EVENTS_EACH" "$SOAK_KEEP_POSITIONS_B" ;;
-      C) run_soak C 3000 1 1 "$SOAK_EVENTS_C" "" ;;
+      A) run_soak A 1000 1 1 "$SOAK_EVENTS" "$SOAK_KEEP_POSITIONS" "$SOAK_SECONDS" ;;
+      B) run_soak B 2000 "$SOAK_PARTITIONS" "$SOAK_CLIENTS" "$SOAK_EVENTS_EACH" "$SOAK_KEEP_POSITIONS_B" "$SOAK_SECONDS" ;;
+      C) run_soak C 3000 1 1 "$SOAK_EVENTS_C" "" "$SOAK_SECONDS_C" ;;
     esac
   done
   echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$SOAK_OUT/env.txt"
