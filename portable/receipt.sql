@@ -2,7 +2,7 @@
 -- PL/pgSQL, byte for byte the C edition's (src/receipt.c,
 -- src/position_codec.h), so that a dump moves between the editions.
 --
--- @before CREATE TABLE sog.receipt (
+-- @before stream_offset_guard--1.0.sql: CREATE TABLE sog.receipt (
 
 -- The C edition's encoding of a position: a version byte 1, then per
 -- component its digit count (0 for the value 0) and its digits as packed
