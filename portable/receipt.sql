@@ -162,7 +162,12 @@ COMMENT ON FUNCTION sog.receipt_positions(sog.position, integer, bytea) IS
 -- checkpoint's row lock, taken by its caller, as the owner.  The stored
 -- rows are the C edition's byte for byte (sog.receipt_rows for a sparse
 -- run; a dense run in rows of 121 digests, as sog_receipt_store_dense and
--- sog_receipt_run_store_at both write it).
+-- sog_receipt_run_store_at both write it), in the same partition
+-- (sog.receipt is partitioned by ring: a checkpoint's rows go where its
+-- receipt_ring says).  A ring partition keeps its rows until
+-- sog.rotate_receipts() empties it whole, so rows at or below a
+-- checkpoint's prune horizon may still be stored: every lookup and scan
+-- here answers at the horizon first, as if they were gone.
 
 -- XX001: a stored receipt row does not decode (report_corrupt_run).
 CREATE FUNCTION sog.receipt_corrupt(first_position sog.position, receipt integer, what text)
