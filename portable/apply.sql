@@ -193,7 +193,7 @@ BEGIN
 												 pos[1 : nf], dig[1 : nf]);
 			END IF;
 		END IF;
-		PERFORM sog.receipt_store(cp.id, pos, dig);
+		PERFORM sog.receipt_store(cp.id, cp.receipt_ring, pos, dig);
 		cp_out := sog.advance_applied(cp, pos[n]);
 		res := array_fill(true, ARRAY[n], ARRAY[lb]);
 		RETURN;
@@ -209,7 +209,7 @@ BEGIN
 	top := CASE WHEN cp.receipts_through IS NULL OR cp.receipts_through <= cp.applied_position
 				THEN cp.applied_position ELSE cp.receipts_through END;
 	IF top IS NOT NULL THEN
-		pre := sog.receipt_lookup_many(cp.id, ARRAY(SELECT CASE WHEN u.q <= top THEN u.q END
+		pre := sog.receipt_lookup_many(cp.id, cp.prune_horizon, ARRAY(SELECT CASE WHEN u.q <= top THEN u.q END
 													  FROM unnest(pos) WITH ORDINALITY AS u(q, i) ORDER BY u.i));
 	ELSE
 		pre := '{}';
@@ -261,7 +261,7 @@ BEGIN
 			-- may have written it; every receipt here gets a row of its own
 			-- (apply_above_recovered)
 			IF nn >= run_lo THEN
-				PERFORM sog.receipt_store(cp.id, new_pos[run_lo : nn], new_dig[run_lo : nn]);
+				PERFORM sog.receipt_store(cp.id, cp.receipt_ring, new_pos[run_lo : nn], new_dig[run_lo : nn]);
 				run_lo := nn + 1;
 			END IF;
 			have := pre[i];
@@ -274,7 +274,7 @@ BEGIN
 				nn := nn + 1;
 				new_pos[nn] := p;
 				new_dig[nn] := d;
-				PERFORM sog.receipt_store(cp.id, ARRAY[p], ARRAY[d]);
+				PERFORM sog.receipt_store(cp.id, cp.receipt_ring, ARRAY[p], ARRAY[d]);
 				run_lo := nn + 1;
 				res[lb + i - 1] := true;
 			END IF;
@@ -289,7 +289,7 @@ BEGIN
 
 	IF applied IS NOT NULL AND (cp.applied_position IS NULL OR applied > cp.applied_position) THEN
 		IF nn >= run_lo THEN
-			PERFORM sog.receipt_store(cp.id, new_pos[run_lo : nn], new_dig[run_lo : nn]);
+			PERFORM sog.receipt_store(cp.id, cp.receipt_ring, new_pos[run_lo : nn], new_dig[run_lo : nn]);
 		END IF;
 		cp_out := sog.advance_applied(cp, applied);
 	END IF;
@@ -726,7 +726,7 @@ BEGIN
 				 AND cp.source_cursor IS NOT NULL
 				 AND (cp.applied_position IS NULL OR cp.source_cursor > cp.applied_position))
 			OR sog.dense_closes_boundary(cp, first_position, n, payload_digests)) THEN
-		PERFORM sog.receipt_store_dense(cp.id, first_position, n, payload_digests);
+		PERFORM sog.receipt_store_dense(cp.id, cp.receipt_ring, first_position, n, payload_digests);
 		done := sog.advance_applied(cp, (first_position + (n - 1))::text);
 	ELSE
 		a := sog.apply_events(cp,
@@ -865,7 +865,9 @@ GRANT EXECUTE ON FUNCTION sog.commit_page_entry(uuid, bigint, bigint, text, text
 -- receiptfuncs.c
 
 -- sog.receipts(checkpoint_id, from_position, to_position) -> TABLE(position, payload_digest):
--- on the snapshot of the calling statement, without a lock.
+-- on the snapshot of the calling statement, without a lock, above the
+-- checkpoint's prune horizon on that snapshot (ring partitions keep rows at
+-- or below it until they are emptied).
 CREATE FUNCTION sog.receipts_entry(caller_key uuid, checkpoint_id bigint, from_position sog.position,
 								   to_position sog.position)
 	RETURNS TABLE ("position" sog.position, payload_digest bytea)
@@ -875,15 +877,17 @@ AS $$
 DECLARE
 	outer_caller text := sog.enter(caller_key, 'sog.receipts(bigint, sog.position, sog.position)');
 	consumer text;
+	horizon sog.position;
 BEGIN
 	PERFORM sog.require_arg(checkpoint_id IS NULL, 1, 'checkpoint_id');
-	SELECT c.consumer INTO consumer FROM sog.checkpoint c WHERE c.id = receipts_entry.checkpoint_id;
+	SELECT c.consumer, c.prune_horizon INTO consumer, horizon
+	  FROM sog.checkpoint c WHERE c.id = receipts_entry.checkpoint_id;
 	IF NOT FOUND THEN
 		PERFORM sog.report_unknown_checkpoint(checkpoint_id, 3);
 	END IF;
 	PERFORM sog.check_access(checkpoint_id, consumer, 3);
 	RETURN QUERY SELECT s."position", s.payload_digest
-				   FROM sog.receipt_scan(checkpoint_id, from_position, to_position) s;
+				   FROM sog.receipt_scan(checkpoint_id, horizon, from_position, to_position) s;
 	PERFORM sog.leave(outer_caller);
 END
 $$;

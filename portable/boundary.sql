@@ -230,7 +230,7 @@ BEGIN
 	n := 0;
 	IF stored_through IS NOT NULL AND sog.pos_cmp(stored_through, cp.read_base) > 0 THEN
 		FOR r IN SELECT s."position" AS p, s.payload_digest AS d
-				   FROM sog.receipt_scan(cp.id, cp.read_base, stored_through) s
+				   FROM sog.receipt_scan(cp.id, cp.prune_horizon, cp.read_base, stored_through) s
 		LOOP
 			IF cp.read_base IS NULL OR r.p > cp.read_base THEN
 				h := sog.buffer_hash_next(h, r.p, r.d);

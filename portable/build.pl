@@ -25,6 +25,9 @@
 #     differs;
 #   - "-- @before <statement>" emits a portable file just before that
 #     statement (matched as for @at), which stays;
+#   - an @at or @before statement may name the one script it is matched in,
+#     "<script file name>: <statement>", where a later script has a
+#     statement that begins the same (1.2's CREATE TABLE sog.receipt);
 #   - "-- @after <script file name>" emits a portable file after the last
 #     statement of that script;
 #   - "-- @entry <signature>" replaces that C function by a wrapper made
@@ -152,9 +155,9 @@ for my $file (sort glob("$root/portable/*.sql")) {
 		my ($sig, $why) = ($1, $2);
 		$omit{ normalize_sig($sig) } = { why => $why, seen => 0, src => $name };
 	}
-	if (defined $at) { $at{ collapse($at) } = { file => $name, stmts => \@stmts, used => 0 }; }
+	if (defined $at) { $at{ at_key($at) } = { file => $name, stmts => \@stmts, used => 0 }; }
 	elsif (defined $before) {
-		$at{ collapse($before) } = { file => $name, stmts => \@stmts, used => 0, keep => 1 };
+		$at{ at_key($before) } = { file => $name, stmts => \@stmts, used => 0, keep => 1 };
 	}
 	elsif (defined $after) { push @{ $after{$after} }, { file => $name, stmts => \@stmts }; }
 	for my $st (@stmts) {
@@ -188,14 +191,14 @@ SCRIPT: for my $script (@chain) {
 		my $flat = collapse(strip_comments($sql));
 		next if $flat eq '';
 		if ($stopped) {			# beyond the part: only the directives' checks
-			dry_run($sql, $flat);
+			dry_run($script, $sql, $flat);
 			next;
 		}
 		my $nocomment = strip_comments($sql);
 		$nocomment =~ s/^\s+//;
 		my ($line1) = split /\n/, $nocomment;
 		$line1 = collapse($line1 // '');
-		if (my $blk = $at{$line1} // $at{$flat}) {
+		if (my $blk = at_block($script, $line1, $flat)) {
 			fail("$blk->{file}: \@at matches twice") if $blk->{used}++;
 			push @out, { sql => "-- portable/$blk->{file}\n" };
 			emit_portable($_) for @{ $blk->{stmts} };
@@ -322,17 +325,30 @@ sub missing_stub {
 # Beyond the part (--until): count what the directives would match, emit
 # nothing.
 sub dry_run {
-	my ($sql, $flat) = @_;
+	my ($script, $sql, $flat) = @_;
 	my $nocomment = strip_comments($sql);
 	$nocomment =~ s/^\s+//;
 	my ($line1) = split /\n/, $nocomment;
 	$line1 = collapse($line1 // '');
-	if (my $blk = $at{$line1} // $at{$flat}) { $blk->{used}++; return; }
+	if (my $blk = at_block($script, $line1, $flat)) { $blk->{used}++; return; }
 	if (my @hit = grep { $flat =~ $_->{re} } @drops) { $_->{n}++ for @hit; return; }
 	for my $rw (grep { $flat =~ $_->{re} } @rewrites) { $rw->{n}++ if index($sql, $rw->{from}) >= 0; }
 	my $sig = function_sig($sql);
 	$omit{$sig}{seen}++ if defined $sig && $omit{$sig} && is_c($sql);
 	$entry{$sig}{seen}++ if defined $sig && $entry{$sig} && is_c($sql);
+}
+
+# The key of an @at or @before statement: "<script>: <statement>" when it
+# names its script, else the statement; and the block a statement of a
+# script matches (its script's first, then any script's).
+sub at_key {
+	my ($s) = @_;
+	return "$1: " . collapse($2) if $s =~ /^(\Q$ext\E--[0-9.]+(?:--[0-9.]+)?\.sql):\s+(.+)$/;
+	return collapse($s);
+}
+sub at_block {
+	my ($script, $line1, $flat) = @_;
+	return $at{"$script: $line1"} // $at{"$script: $flat"} // $at{$line1} // $at{$flat};
 }
 
 # A helper: a portable function with no C function of its signature.

@@ -1,9 +1,10 @@
 -- portable/operators.sql: the entries of the functions both editions
 -- write in PL/pgSQL (sog.<name>_body, in sql/): register, set_retention,
--- retention_horizon, prune_due.  The C edition enters them through
--- sog_run_body / sog_read_body (src/access.c), which remembers the caller
--- and runs the body as the extension's owner; here each is an @entry whose
--- entry does the same with the caller's key (portable/access.sql).
+-- retention_horizon, prune_due, rotate_receipts.  The C edition enters
+-- them through sog_run_body / sog_read_body (src/access.c), which
+-- remembers the caller and runs the body as the extension's owner; here
+-- each is an @entry whose entry does the same with the caller's key
+-- (portable/access.sql).
 
 -- prune_due_body orders receipt rows USING OPERATOR(sog.<), which must be
 -- an operator class's ordering operator; the portable edition's positions
@@ -14,6 +15,7 @@
 -- @entry sog.set_retention(text, bigint, numeric, interval)
 -- @entry sog.retention_horizon(bigint)
 -- @entry sog.prune_due(bigint, bigint)
+-- @entry sog.rotate_receipts()
 
 CREATE FUNCTION sog.register_entry(caller_key uuid, consumer text, stream text, "partition" text,
 								   criticality text, provider text, query_scope text,
@@ -80,3 +82,19 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION sog.prune_due_entry(uuid, bigint, bigint) TO PUBLIC;
+
+CREATE FUNCTION sog.rotate_receipts_entry(caller_key uuid)
+	RETURNS text
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	outer_caller text := sog.enter(caller_key, 'sog.rotate_receipts()');
+	r text;
+BEGIN
+	r := sog.rotate_receipts_body();
+	PERFORM sog.leave(outer_caller);
+	RETURN r;
+END
+$$;
+GRANT EXECUTE ON FUNCTION sog.rotate_receipts_entry(uuid) TO PUBLIC;

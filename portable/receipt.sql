@@ -2,7 +2,7 @@
 -- PL/pgSQL, byte for byte the C edition's (src/receipt.c,
 -- src/position_codec.h), so that a dump moves between the editions.
 --
--- @before CREATE TABLE sog.receipt (
+-- @before stream_offset_guard--1.0.sql: CREATE TABLE sog.receipt (
 
 -- The C edition's encoding of a position: a version byte 1, then per
 -- component its digit count (0 for the value 0) and its digits as packed
@@ -162,7 +162,12 @@ COMMENT ON FUNCTION sog.receipt_positions(sog.position, integer, bytea) IS
 -- checkpoint's row lock, taken by its caller, as the owner.  The stored
 -- rows are the C edition's byte for byte (sog.receipt_rows for a sparse
 -- run; a dense run in rows of 121 digests, as sog_receipt_store_dense and
--- sog_receipt_run_store_at both write it).
+-- sog_receipt_run_store_at both write it), in the same partition
+-- (sog.receipt is partitioned by ring: a checkpoint's rows go where its
+-- receipt_ring says).  A ring partition keeps its rows until
+-- sog.rotate_receipts() empties it whole, so rows at or below a
+-- checkpoint's prune horizon may still be stored: every lookup and scan
+-- here answers at the horizon first, as if they were gone.
 
 -- XX001: a stored receipt row does not decode (report_corrupt_run).
 CREATE FUNCTION sog.receipt_corrupt(first_position sog.position, receipt integer, what text)
@@ -273,13 +278,32 @@ END
 $$;
 REVOKE ALL ON FUNCTION sog.receipt_row_positions(sog.position, integer, bytea, bytea) FROM PUBLIC;
 
+-- 23514: checkpoint_id's receipt_ring names no receipt partition
+-- (open_target: the column has no CHECK constraint, which the executor
+-- would evaluate on every write of the row; the store refuses instead).
+CREATE FUNCTION sog.receipt_bad_ring(checkpoint_id bigint, ring smallint) RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	RAISE EXCEPTION 'checkpoint % has receipt_ring %, which is not a receipt partition', checkpoint_id, ring
+		USING ERRCODE = 'check_violation',
+			  DETAIL = 'Receipts go to sog.receipt_0 (outside the ring) or sog.receipt_1 to sog.receipt_4 (the ring).',
+			  HINT = format('Set it to 0 (UPDATE sog.checkpoint SET receipt_ring = 0 WHERE id = %s); sog.rotate_receipts() puts it back in the ring.',
+							checkpoint_id);
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_bad_ring(bigint, smallint) FROM PUBLIC;
+
 -- Store the dense run first, first + 1, ..., first + n - 1 (one-component,
 -- below 2^64) with its digests back to back: rows of 121 receipts
--- (sog_receipt_store_dense; created_at NULL: the column's default).  The
--- plan is generic: with n known the planner's estimate differs from a
--- generic plan's, and every call would plan the INSERT again.
-CREATE FUNCTION sog.receipt_store_dense(checkpoint_id bigint, first numeric, n integer, digests bytea,
-										created_at timestamptz DEFAULT NULL)
+-- (sog_receipt_store_dense), in the partition ring names (the checkpoint's
+-- receipt_ring: PostgreSQL routes the rows there; 23514 for a number that
+-- is none, as the C edition's open_target).  The plan is generic: with n
+-- known the planner's estimate differs from a generic plan's, and every
+-- call would plan the INSERT again.
+CREATE FUNCTION sog.receipt_store_dense(checkpoint_id bigint, ring smallint, first numeric, n integer,
+										digests bytea)
 	RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -288,29 +312,24 @@ BEGIN
 	IF n <= 0 THEN
 		RETURN;
 	END IF;
-	IF created_at IS NULL THEN
-		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests)
-		SELECT receipt_store_dense.checkpoint_id, (first + lo)::text, (first + least(n, lo + 121) - 1)::text,
-			   least(n, lo + 121) - lo, NULL,
-			   substring(digests FROM lo * 32 + 1 FOR (least(n, lo + 121) - lo) * 32)
-		  FROM generate_series(0, n - 1, 121) lo;
-	ELSE
-		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, created_at)
-		SELECT receipt_store_dense.checkpoint_id, (first + lo)::text, (first + least(n, lo + 121) - 1)::text,
-			   least(n, lo + 121) - lo, NULL,
-			   substring(digests FROM lo * 32 + 1 FOR (least(n, lo + 121) - lo) * 32),
-			   receipt_store_dense.created_at
-		  FROM generate_series(0, n - 1, 121) lo;
+	IF ring IS NULL OR ring < 0 OR ring > 4 THEN
+		PERFORM sog.receipt_bad_ring(checkpoint_id, ring);
 	END IF;
+	INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, ring)
+	SELECT receipt_store_dense.checkpoint_id, (first + lo)::text, (first + least(n, lo + 121) - 1)::text,
+		   least(n, lo + 121) - lo, NULL,
+		   substring(digests FROM lo * 32 + 1 FOR (least(n, lo + 121) - lo) * 32),
+		   receipt_store_dense.ring
+	  FROM generate_series(0, n - 1, 121) lo;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.receipt_store_dense(bigint, numeric, integer, bytea, timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.receipt_store_dense(bigint, smallint, numeric, integer, bytea) FROM PUBLIC;
 
 -- Store a run of receipts (positions strictly increasing, one digest
--- each) as the C edition's sog_receipt_run_store(_at) stores it; created_at
--- NULL leaves the rows the column's default.
-CREATE FUNCTION sog.receipt_store(checkpoint_id bigint, positions sog.position[], digests bytea[],
-								  created_at timestamptz DEFAULT NULL)
+-- each) as the C edition's sog_receipt_run_store stores it, in the
+-- partition ring names (as sog.receipt_store_dense).
+CREATE FUNCTION sog.receipt_store(checkpoint_id bigint, ring smallint, positions sog.position[],
+								  digests bytea[])
 	RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET bytea_output = 'hex'
@@ -323,6 +342,9 @@ DECLARE
 BEGIN
 	IF n = 0 THEN
 		RETURN;
+	END IF;
+	IF ring IS NULL OR ring < 0 OR ring > 4 THEN
+		PERFORM sog.receipt_bad_ring(checkpoint_id, ring);
 	END IF;
 	IF array_lower(positions, 1) <> 1 THEN
 		positions := positions[array_lower(positions, 1) : array_upper(positions, 1)];
@@ -342,35 +364,28 @@ BEGIN
 	   AND f::numeric <= 18446744073709551615 AND l::numeric <= 18446744073709551615
 	   AND l::numeric - f::numeric = n - 1 THEN
 		IF n > 121 THEN
-			PERFORM sog.receipt_store_dense(checkpoint_id, f::numeric, n, alld, created_at);
-		ELSIF created_at IS NULL THEN
-			INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests)
-			VALUES (receipt_store.checkpoint_id, f, l, n, NULL, alld);
+			PERFORM sog.receipt_store_dense(checkpoint_id, ring, f::numeric, n, alld);
 		ELSE
-			INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, created_at)
-			VALUES (receipt_store.checkpoint_id, f, l, n, NULL, alld, receipt_store.created_at);
+			INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, ring)
+			VALUES (receipt_store.checkpoint_id, f, l, n, NULL, alld, receipt_store.ring);
 		END IF;
 		RETURN;
 	END IF;
-	IF created_at IS NULL THEN
-		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests)
-		SELECT receipt_store.checkpoint_id, r.first_position, r.last_position, r.n, r.packed,
-			   substring(alld FROM (r.lo - 1) * 32 + 1 FOR r.n * 32)
-		  FROM sog.receipt_rows(positions) r;
-	ELSE
-		INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, created_at)
-		SELECT receipt_store.checkpoint_id, r.first_position, r.last_position, r.n, r.packed,
-			   substring(alld FROM (r.lo - 1) * 32 + 1 FOR r.n * 32), receipt_store.created_at
-		  FROM sog.receipt_rows(positions) r;
-	END IF;
+	INSERT INTO sog.receipt (checkpoint_id, first_position, last_position, n, positions, digests, ring)
+	SELECT receipt_store.checkpoint_id, r.first_position, r.last_position, r.n, r.packed,
+		   substring(alld FROM (r.lo - 1) * 32 + 1 FOR r.n * 32), receipt_store.ring
+	  FROM sog.receipt_rows(positions) r;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.receipt_store(bigint, sog.position[], bytea[], timestamptz) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.receipt_store(bigint, smallint, sog.position[], bytea[]) FROM PUBLIC;
 
 -- The stored digests of positions (element i for positions[i], NULL where
 -- none): each through the one row that can hold it (the first whose
 -- last_position is at or above it), each row read and decoded once.
-CREATE FUNCTION sog.receipt_lookup_many(checkpoint_id bigint, positions sog.position[])
+-- Nothing at or below horizon (the checkpoint's prune horizon, NULL: none):
+-- a ring partition keeps such rows until it is emptied, and a receipt
+-- there is gone all the same (sog_receipt_lookup).
+CREATE FUNCTION sog.receipt_lookup_many(checkpoint_id bigint, horizon sog.position, positions sog.position[])
 	RETURNS bytea[]
 LANGUAGE plpgsql STABLE
 AS $$
@@ -396,6 +411,12 @@ BEGIN
 		RETURN out;
 	END IF;
 	out := array_fill(NULL::bytea, ARRAY[cardinality(positions)], ARRAY[lb]);
+	-- at or below the horizon: gone, whether or not a row still holds it
+	-- (1-based from here; lb stays the caller's)
+	IF horizon IS NOT NULL THEN
+		positions := ARRAY(SELECT CASE WHEN u.q > horizon THEN u.q END
+							 FROM unnest(positions) WITH ORDINALITY AS u(q, i) ORDER BY u.i);
+	END IF;
 	-- A replayed batch of one-component positions over dense runs (a Kafka
 	-- consumer's restart): the rows that cover [min, max] read in one range
 	-- scan; when they are dense and contiguous each digest is found by its
@@ -481,28 +502,38 @@ BEGIN
 	RETURN out;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.receipt_lookup_many(bigint, sog.position[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.receipt_lookup_many(bigint, sog.position, sog.position[]) FROM PUBLIC;
 
--- The stored digest of pos, NULL if none (sog_receipt_lookup).
-CREATE FUNCTION sog.receipt_lookup(checkpoint_id bigint, pos sog.position) RETURNS bytea
+-- The stored digest of pos, NULL if none or at or below horizon
+-- (sog_receipt_lookup).
+CREATE FUNCTION sog.receipt_lookup(checkpoint_id bigint, horizon sog.position, pos sog.position) RETURNS bytea
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	RETURN (sog.receipt_lookup_many(checkpoint_id, ARRAY[pos]))[1];
+	IF horizon IS NOT NULL AND pos <= horizon THEN
+		RETURN NULL;
+	END IF;
+	RETURN (sog.receipt_lookup_many(checkpoint_id, NULL, ARRAY[pos]))[1];
 END
 $$;
-REVOKE ALL ON FUNCTION sog.receipt_lookup(bigint, sog.position) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.receipt_lookup(bigint, sog.position, sog.position) FROM PUBLIC;
 
 -- The receipts of a checkpoint in position order within [from_pos, to_pos]
--- (NULL: no bound), on the snapshot of the calling statement
+-- (NULL: no bound) and above horizon (its prune horizon; rows at or below
+-- it may still be stored), on the snapshot of the calling statement
 -- (sog_receipt_scan).
-CREATE FUNCTION sog.receipt_scan(checkpoint_id bigint, from_pos sog.position, to_pos sog.position)
+CREATE FUNCTION sog.receipt_scan(checkpoint_id bigint, horizon sog.position, from_pos sog.position,
+								 to_pos sog.position)
 	RETURNS TABLE("position" sog.position, payload_digest bytea)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	-- nothing at or below the horizon
+	IF horizon IS NOT NULL AND (from_pos IS NULL OR from_pos <= horizon) THEN
+		from_pos := horizon;
+	END IF;
 	RETURN QUERY
 	SELECT e.p, substring(r.digests FROM (e.k::int - 1) * 32 + 1 FOR 32)
 	  FROM sog.receipt r
@@ -512,17 +543,55 @@ BEGIN
 	   AND (from_pos IS NULL OR r.last_position >= from_pos)
 	   AND (to_pos IS NULL OR r.first_position <= to_pos)
 	   AND (from_pos IS NULL OR e.p >= from_pos)
+	   AND (horizon IS NULL OR e.p > horizon)
 	   AND (to_pos IS NULL OR e.p <= to_pos)
 	 ORDER BY r.last_position, e.k;
 END
 $$;
-REVOKE ALL ON FUNCTION sog.receipt_scan(bigint, sog.position, sog.position) FROM PUBLIC;
+REVOKE ALL ON FUNCTION sog.receipt_scan(bigint, sog.position, sog.position, sog.position) FROM PUBLIC;
 
--- Drop the receipts at or below through; returns how many.  horizon is
--- the prune horizon before this prune (NULL: none), at or below which no
--- row is left (sog_receipt_prune): whole rows in (horizon, through] go,
--- and the one row that straddles through keeps its upper part, with the
--- created_at it had.
+-- The first row of the checkpoint whose last position is above pivot,
+-- if it starts at or below pivot: the one row across pivot (rows of one
+-- checkpoint never overlap), its last position, whether it is stored in a
+-- ring partition and its positions (find_straddler); present false if
+-- none.
+CREATE FUNCTION sog.receipt_straddler(checkpoint_id bigint, pivot sog.position,
+									  OUT present boolean, OUT last_pos sog.position, OUT in_ring boolean,
+									  OUT positions sog.position[])
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r record;
+BEGIN
+	present := false;
+	SELECT t.first_position, t.n, t.positions AS packed, t.digests, t.last_position, t.ring INTO r
+	  FROM sog.receipt t
+	 WHERE t.checkpoint_id = receipt_straddler.checkpoint_id AND t.last_position > pivot
+	 ORDER BY t.last_position LIMIT 1;
+	IF NOT FOUND OR r.first_position > pivot THEN
+		RETURN;
+	END IF;
+	present := true;
+	last_pos := r.last_position;
+	in_ring := r.ring <> 0;
+	positions := sog.receipt_row_positions(r.first_position, r.n, r.packed, r.digests);
+END
+$$;
+REVOKE ALL ON FUNCTION sog.receipt_straddler(bigint, sog.position) FROM PUBLIC;
+
+-- Drop the receipts at or below through; returns how many (those above
+-- horizon, the prune horizon before this prune, NULL: none)
+-- (sog_receipt_prune, prune_partitioned): the rows of sog.receipt_0
+-- (checkpoints outside the ring) whose last position is in (horizon,
+-- through] are deleted, whole; the ring's receipts in that range are
+-- counted and left to the partition's TRUNCATE (every read answers at the
+-- new horizon).  The count is exact: rows strictly inside the range count
+-- n, and the at most two rows across its ends are decoded.  A row across
+-- the old horizon is possible (the ring's rows stay whole, and a
+-- checkpoint moved out of the ring took its rows across the horizon to
+-- sog.receipt_0): its receipts at or below the horizon went in an earlier
+-- prune.  A row across through stays until a later prune.
 CREATE FUNCTION sog.receipt_prune(checkpoint_id bigint, through sog.position, horizon sog.position)
 	RETURNS bigint
 LANGUAGE plpgsql VOLATILE
@@ -530,59 +599,61 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	dropped bigint;
-	r record;
-	cnt int := 0;
-	s_first sog.position;
-	s_n int;
-	s_packed bytea;
-	s_digests bytea;
-	s_created timestamptz;
-	dec sog.position[];
-	keep_from int;
+	deleted bigint;
+	low_found boolean := false;
+	low_last sog.position;
+	low_in_ring boolean;
+	low_pos sog.position[];
+	high_found boolean := false;
+	high_pos sog.position[];
 BEGIN
+	IF horizon IS NOT NULL THEN
+		SELECT s.present, s.last_pos, s.in_ring, s.positions INTO low_found, low_last, low_in_ring, low_pos
+		  FROM sog.receipt_straddler(checkpoint_id, horizon) s;
+	END IF;
+	IF NOT low_found OR low_last <= through THEN
+		SELECT s.present, s.positions INTO high_found, high_pos
+		  FROM sog.receipt_straddler(checkpoint_id, through) s;
+	END IF;
+
+	-- the ring's rows strictly inside (horizon, through], and sog.receipt_0's
+	-- rows in it deleted (the one across the horizon too)
 	IF horizon IS NULL THEN
-		WITH d AS (DELETE FROM sog.receipt t
+		SELECT coalesce(sum(t.n), 0)::bigint INTO dropped
+		  FROM sog.receipt t
+		 WHERE t.ring <> 0 AND t.checkpoint_id = receipt_prune.checkpoint_id AND t.last_position <= through;
+		WITH d AS (DELETE FROM sog.receipt_0 t
 					WHERE t.checkpoint_id = receipt_prune.checkpoint_id AND t.last_position <= through
 				   RETURNING t.n)
-		SELECT coalesce(sum(d.n), 0)::bigint INTO dropped FROM d;
+		SELECT coalesce(sum(d.n), 0)::bigint INTO deleted FROM d;
 	ELSE
-		WITH d AS (DELETE FROM sog.receipt t
+		SELECT coalesce(sum(t.n), 0)::bigint INTO dropped
+		  FROM sog.receipt t
+		 WHERE t.ring <> 0 AND t.checkpoint_id = receipt_prune.checkpoint_id AND t.last_position <= through
+		   AND t.last_position > horizon AND t.first_position > horizon;
+		WITH d AS (DELETE FROM sog.receipt_0 t
 					WHERE t.checkpoint_id = receipt_prune.checkpoint_id AND t.last_position <= through
 					  AND t.last_position > horizon
 				   RETURNING t.n)
-		SELECT coalesce(sum(d.n), 0)::bigint INTO dropped FROM d;
+		SELECT coalesce(sum(d.n), 0)::bigint INTO deleted FROM d;
 	END IF;
-	FOR r IN
-		DELETE FROM sog.receipt t
-		 WHERE t.checkpoint_id = receipt_prune.checkpoint_id
-		   AND t.last_position = ANY (ARRAY(SELECT u.last_position FROM sog.receipt u
-											 WHERE u.checkpoint_id = receipt_prune.checkpoint_id
-											   AND u.last_position > through
-											 ORDER BY u.last_position LIMIT 2))
-		   AND t.first_position <= through
-		RETURNING t.first_position, t.n, t.positions, t.digests, t.created_at
-	LOOP
-		cnt := cnt + 1;
-		s_first := r.first_position;
-		s_n := r.n;
-		s_packed := r.positions;
-		s_digests := r.digests;
-		s_created := r.created_at;
-	END LOOP;
-	IF cnt > 1 THEN
-		PERFORM sog.receipt_corrupt(NULL, 0, 'receipt rows of one checkpoint overlap');
+	dropped := dropped + deleted;
+
+	-- the row across the old horizon: only its receipts in the range
+	IF low_found THEN
+		IF NOT low_in_ring AND low_last <= through THEN
+			-- deleted whole
+			dropped := dropped - (SELECT count(*) FROM unnest(low_pos) p WHERE p <= horizon);
+		ELSE
+			dropped := dropped + (SELECT count(*) FROM unnest(low_pos) p WHERE p > horizon AND p <= through);
+		END IF;
 	END IF;
-	IF cnt = 1 THEN
-		dec := sog.receipt_row_positions(s_first, s_n, s_packed, s_digests);
-		keep_from := 1;
-		WHILE keep_from <= s_n AND dec[keep_from] <= through LOOP
-			keep_from := keep_from + 1;
-		END LOOP;
-		dropped := dropped + (keep_from - 1);
-		PERFORM sog.receipt_store(checkpoint_id, dec[keep_from : s_n],
-								  ARRAY(SELECT substring(s_digests FROM (g - 1) * 32 + 1 FOR 32)
-										  FROM generate_series(keep_from, s_n) g ORDER BY g),
-								  s_created);
+	-- the row across through (not the one above): its part at or below it.
+	-- As the C edition counts it: with through below the horizon, a ring
+	-- row wholly at or below the horizon that holds through counts its
+	-- receipts at or below through again.
+	IF high_found THEN
+		dropped := dropped + (SELECT count(*) FROM unnest(high_pos) p WHERE p <= through);
 	END IF;
 	RETURN dropped;
 END

@@ -353,7 +353,7 @@ BEGIN
 		RETURN;
 	END IF;
 	IF sog.pos_cmp(pos, cp.applied_position) <= 0 THEN
-		have := sog.receipt_lookup(cp.id, pos);
+		have := sog.receipt_lookup(cp.id, cp.prune_horizon, pos);
 		IF have IS NULL THEN
 			stop := 'unverifiable';
 		ELSIF have <> dig THEN
@@ -371,7 +371,7 @@ BEGIN
 		PERFORM sog.report_gap_pending(cp, pos);
 	END IF;
 	IF cp.receipts_through IS NOT NULL AND sog.pos_cmp(pos, cp.receipts_through) <= 0 THEN
-		have := sog.receipt_lookup(cp.id, pos);
+		have := sog.receipt_lookup(cp.id, cp.prune_horizon, pos);
 		IF have IS NOT NULL THEN
 			IF have <> dig THEN
 				stop := 'mismatch';
@@ -381,7 +381,7 @@ BEGIN
 			RETURN;
 		END IF;
 	END IF;
-	PERFORM sog.receipt_store(cp.id, ARRAY[pos], ARRAY[dig]);
+	PERFORM sog.receipt_store(cp.id, cp.receipt_ring, ARRAY[pos], ARRAY[dig]);
 	IF sog.pos_cmp(pos, cp.receipts_through) > 0 THEN
 		cp.receipts_through := pos;
 		cp_out := sog.cp_write(cp, orig, false, false, false, NULL);

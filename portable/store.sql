@@ -196,7 +196,8 @@ BEGIN
 	SELECT c.id, c.consumer, c.stream, c."partition", c.criticality, c.provider, c.query_scope,
 		   c.source_identity, c.generation, c.owner, NULL, c.source_cursor, c.read_base,
 		   c.read_hash, c.read_count, c.applied_position, c.prune_horizon, c.receipts_through,
-		   c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor
+		   c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor,
+		   c.receipt_ring
 	  INTO cp
 	  FROM sog.checkpoint c WHERE c.id = cp_lock_row.id FOR NO KEY UPDATE;
 	RETURN cp;
@@ -489,7 +490,8 @@ BEGIN
 	RETURNING c.id, c.consumer, c.stream, c."partition", c.criticality, c.provider, c.query_scope,
 			  c.source_identity, c.generation, c.owner, NULL, c.source_cursor, c.read_base,
 			  c.read_hash, c.read_count, c.applied_position, c.prune_horizon, c.receipts_through,
-			  c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor
+			  c.state, c.updated_at, c.created_at, c.claimed_at, c.applied_at, c.read_gap_floor,
+			  c.receipt_ring
 	  INTO w;
 	RETURN w;
 END
