@@ -46,7 +46,7 @@ ISOLATION = zombie_fence claim_inflight late_commit same_generation \
 	ddl_index_during_apply report_gap_race claim_timeout reconfigure_claim_race \
 	reindex_concurrently owner_ddl register_no_wait refusal_no_lock recovery_scope_race pipelined_note \
 	partial_boundary isolation_levels pipelined_page \
-	prune_during_apply
+	prune_during_apply ring_truncate
 ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso
 TAP_TESTS = 1
 

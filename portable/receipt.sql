@@ -607,6 +607,10 @@ DECLARE
 	high_found boolean := false;
 	high_pos sog.position[];
 BEGIN
+	-- nothing above the horizon up to through: nothing to count or delete
+	IF horizon IS NOT NULL AND through <= horizon THEN
+		RETURN 0;
+	END IF;
 	IF horizon IS NOT NULL THEN
 		SELECT s.present, s.last_pos, s.in_ring, s.positions INTO low_found, low_last, low_in_ring, low_pos
 		  FROM sog.receipt_straddler(checkpoint_id, horizon) s;
@@ -648,12 +652,11 @@ BEGIN
 			dropped := dropped + (SELECT count(*) FROM unnest(low_pos) p WHERE p > horizon AND p <= through);
 		END IF;
 	END IF;
-	-- the row across through (not the one above): its part at or below it.
-	-- As the C edition counts it: with through below the horizon, a ring
-	-- row wholly at or below the horizon that holds through counts its
-	-- receipts at or below through again.
+	-- the row across through (not the one above): its part above the
+	-- horizon and at or below through
 	IF high_found THEN
-		dropped := dropped + (SELECT count(*) FROM unnest(high_pos) p WHERE p <= through);
+		dropped := dropped + (SELECT count(*) FROM unnest(high_pos) p
+							   WHERE (horizon IS NULL OR p > horizon) AND p <= through);
 	END IF;
 	RETURN dropped;
 END

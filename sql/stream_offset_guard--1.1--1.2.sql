@@ -744,7 +744,9 @@ REVOKE ALL ON sog.receipt_storage FROM PUBLIC;
 -- writer) and truncates.  Run it in a transaction that holds no
 -- checkpoint's row lock: a sink transaction waiting for that lock while
 -- holding a snapshot would make it wait in vain.  Returns 'emptied', or
--- why not: 'empty', 'held', 'older snapshot: pid N' (the oldest such
+-- why not: 'empty', 'held', 'blind' (the role it runs as, the extension's
+-- owner, cannot see other roles' snapshots: neither a superuser nor a
+-- member of pg_read_all_stats), 'older snapshot: pid N' (the oldest such
 -- session), 'busy'.
 CREATE FUNCTION sog.receipt_ring_empty(ring integer, lock_wait text DEFAULT '100ms',
 									   snapshot_wait interval DEFAULT '1s') RETURNS text
@@ -763,6 +765,13 @@ BEGIN
 	IF EXISTS (SELECT FROM sog.checkpoint c WHERE c.receipt_ring OPERATOR(pg_catalog.=) receipt_ring_empty.ring)
 	   OR sog.receipt_holders(receipt_ring_empty.ring) IS NOT NULL THEN
 		RETURN 'held';
+	END IF;
+	-- other roles' sessions show their snapshots only to a superuser or a
+	-- member of pg_read_all_stats: an owner that is neither (the portable
+	-- edition's may be) cannot prove that none is older, and empties nothing
+	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+	   AND NOT pg_catalog.pg_has_role(CURRENT_USER, 'pg_read_all_stats', 'USAGE') THEN
+		RETURN 'blind';
 	END IF;
 	LOOP
 		PERFORM pg_catalog.pg_stat_clear_snapshot();
@@ -799,7 +808,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION sog.receipt_ring_empty(integer, text, interval) IS
-	'TRUNCATE ring partition sog.receipt_<ring> if no checkpoint writes to it or holds it, once no older snapshot is in use (waited for at most snapshot_wait) and its lock is had (waited for at most lock_wait, NULL: not at all); returns emptied, empty, held, older snapshot: pid N, or busy';
+	'TRUNCATE ring partition sog.receipt_<ring> if no checkpoint writes to it or holds it, once no older snapshot is in use (waited for at most snapshot_wait) and its lock is had (waited for at most lock_wait, NULL: not at all); returns emptied, empty, held, blind, older snapshot: pid N, or busy';
 REVOKE ALL ON FUNCTION sog.receipt_ring_empty(integer, text, interval) FROM PUBLIC;
 
 -- Whether the checkpoint has a retention policy (its own, its consumer's
@@ -928,6 +937,11 @@ BEGIN
 			what := sog.receipt_ring_empty(p);
 			IF what OPERATOR(pg_catalog.=) 'emptied' THEN
 				did := did OPERATOR(pg_catalog.||) pg_catalog.format('emptied sog.receipt_%s', p);
+			ELSIF what OPERATOR(pg_catalog.=) 'blind' THEN
+				did := did OPERATOR(pg_catalog.||) pg_catalog.format('sog.receipt_%s is not emptied: the extension''s owner cannot see other sessions'' snapshots', p);
+				RAISE WARNING 'receipt partition sog.receipt_% is not emptied', p
+					USING DETAIL = pg_catalog.format('Role %s, the extension''s owner, is neither a superuser nor a member of pg_read_all_stats: it cannot see whether another session still has a snapshot from before the prune, which TRUNCATE would change under it.', CURRENT_USER),
+						  HINT = pg_catalog.format('GRANT pg_read_all_stats TO %I;', CURRENT_USER);
 			ELSIF what OPERATOR(pg_catalog.=) 'busy' THEN
 				did := did OPERATOR(pg_catalog.||) pg_catalog.format('sog.receipt_%s is in use: emptied at a later run', p);
 			ELSIF what OPERATOR(pg_catalog.~) '^older snapshot' THEN
@@ -972,14 +986,18 @@ BEGIN
 			n := sog.prune_due(id, chunk);
 			total := total OPERATOR(pg_catalog.+) n;
 			COMMIT;
-			-- fewer than a chunk: the horizon was reached
-			EXIT WHEN n OPERATOR(pg_catalog.<) chunk;
+			-- nothing more is due (1.1 stopped at fewer than a chunk; a
+			-- chunk ends at a whole row, and a row across the old horizon,
+			-- which 1.2 no longer splits, counts only its part above it)
+			EXIT WHEN n OPERATOR(pg_catalog.=) 0;
 		END LOOP;
 		checkpoints := checkpoints OPERATOR(pg_catalog.+) 1;
 	END LOOP;
 	RAISE NOTICE '% receipts pruned from % checkpoints', total, checkpoints;
-	-- each call in a transaction of its own (see sog.rotate_receipts_body)
-	FOR i IN 1 .. 4 LOOP
+	-- each call in a transaction of its own (see sog.rotate_receipts_body):
+	-- the ring turns, what it left behind is emptied, the ring turns into
+	-- what was emptied
+	FOR i IN 1 .. 3 LOOP
 		ring := sog.rotate_receipts();
 		COMMIT;
 		EXIT WHEN ring IS NULL;

@@ -272,7 +272,7 @@ read_row(TupleTableSlot *slot, const AttrNumber *att, int64 id, SogCheckpoint *c
 		n[att[CP_READ_GAP_FLOOR] - 1];
 	if (!cp->read_gap_floor_isnull)
 		cp->read_gap_floor = DatumGetInt64(v[att[CP_READ_GAP_FLOOR] - 1]);
-	cp->receipt_ring = att[CP_RECEIPT_RING] == InvalidAttrNumber ? -1 :
+	cp->receipt_ring = att[CP_RECEIPT_RING] == InvalidAttrNumber ? SOG_RING_NO_COLUMN :
 		DatumGetInt16(v[att[CP_RECEIPT_RING] - 1]);
 #undef COL
 }

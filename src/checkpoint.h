@@ -89,7 +89,7 @@ typedef struct SogCheckpoint
 								 * was recorded (1.1) */
 	bool		boundary_recorded;	/* set by note_read/halt: write the floor */
 	int			receipt_ring;	/* the receipt partition its runs go to
-								 * (1.2; -1 before: sog.receipt) */
+								 * (1.2; SOG_RING_NO_COLUMN before) */
 	bool		after_snapshot; /* locked version committed after the
 								 * transaction's snapshot (REPEATABLE READ,
 								 * SERIALIZABLE): a write is 40001 */

@@ -72,7 +72,7 @@ static void decode_run(int row, SogReceiptRun *run);
 
 /*
  * Open the table a checkpoint's runs go to: its ring's partition (1.2), or
- * sog.receipt before the update (ring is -1 then).
+ * sog.receipt before the update (ring is SOG_RING_NO_COLUMN then).
  */
 static Relation
 open_target(int64 checkpoint_id, int ring)
@@ -83,7 +83,7 @@ open_target(int64 checkpoint_id, int ring)
 		relid = sog_receipt_relid();
 	else
 	{
-		if (ring == -1)
+		if (ring == SOG_RING_NO_COLUMN)
 			ring = 0;			/* the column is gone: outside the ring */
 		if (ring < 0 || ring >= SOG_RING_PARTS)
 			ereport(ERROR,
@@ -567,6 +567,9 @@ prune_partitioned(int64 checkpoint_id, const SogPosition *through,
 	Straddler	low = {0};
 	Straddler	high = {0};
 
+	/* nothing above the horizon up to through: nothing to count or delete */
+	if (horizon && sog_position_cmp(through, horizon) <= 0)
+		return 0;
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = PointerGetDatum(through);
 	values[2] = PointerGetDatum(horizon);
@@ -610,7 +613,7 @@ prune_partitioned(int64 checkpoint_id, const SogPosition *through,
 	}
 	/* the row across through (not the one above): its part at or below */
 	if (high.found)
-		dropped += count_in(&high.run, NULL, through);
+		dropped += count_in(&high.run, horizon, through);
 	return dropped;
 }
 

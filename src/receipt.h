@@ -34,8 +34,8 @@ extern bool sog_receipt_run_find(const SogReceiptRun *run,
 
 /*
  * Store a run as receipt rows (through the executor) in the partition ring
- * names (the checkpoint's receipt_ring; -1 before 1.2: sog.receipt); runs
- * inside SPI.
+ * names (the checkpoint's receipt_ring; SOG_RING_NO_COLUMN before 1.2:
+ * sog.receipt); runs inside SPI.
  */
 extern void sog_receipt_run_store(int64 checkpoint_id, int ring,
 								  const SogReceiptRun *run);

@@ -107,6 +107,8 @@ like($update_err, qr/WARNING:  roles granted before the update do not have the f
 	'and tells the owner to refresh the grants');
 like($update_err, qr/WARNING:  consumer roles granted before the update do not have the functions 1\.2 adds yet\nDETAIL:  sog\.apply_run_page and sog\.apply_batch_page .*\nHINT:  Run SELECT sog\.refresh_grants\(\);/,
 	'and again for the page calls of 1.2');
+like($update_err, qr/WARNING:  operator roles granted before the update do not have what 1\.2 adds yet\nDETAIL:  sog\.rotate_receipts\(\), .*sog\.receipt_storage\.\nHINT:  Run SELECT sog\.refresh_grants\(\);/,
+	'and for the receipt ring\'s function and view');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'stream_offset_guard'}),
 	SogTest::default_version(), 'updated through 1.1 to the default version');
 is($node->safe_psql('old', $tables), $before, 'every row of every table is as it was');
@@ -136,15 +138,17 @@ is_deeply(\@gained, [
 		'up_ops sog.grant_status SELECT',
 		'up_ops sog.prune_due() EXECUTE',
 		'up_ops sog.prune_due(bigint,bigint) EXECUTE',
+		'up_ops sog.receipt_storage SELECT',
 		'up_ops sog.retention_due SELECT',
 		'up_ops sog.retention_horizon(bigint) EXECUTE',
+		'up_ops sog.rotate_receipts() EXECUTE',
 		'up_ops sog.set_retention(text,bigint,numeric,interval) EXECUTE',
 		'up_scoped sog.apply_batch_int8(bigint,bigint,bigint[],bytea[]) EXECUTE',
 		'up_scoped sog.apply_batch_page(bigint,bigint,sog."position"[],bytea[],sog."position",text,bigint,text,text) EXECUTE',
 		'up_scoped sog.apply_run(bigint,bigint,bigint,bytea) EXECUTE',
 		'up_scoped sog.apply_run_page(bigint,bigint,bigint,bytea,sog."position",text,bigint,text,text) EXECUTE',
 	],
-	'then the operator has the 1.1 objects, the consumers apply_batch_int8, apply_run and the page calls of 1.2, and no one anything else');
+	'then the operator has the 1.1 objects and the receipt ring\'s, the consumers apply_batch_int8, apply_run and the page calls of 1.2, and no one anything else');
 is($node->safe_psql('old', 'SELECT sog.refresh_grants()'), '3', 'a second refresh is harmless');
 is($node->safe_psql('old', $privileges), $privileges_after, 'and changes nothing');
 is($node->psql('old', 'SET ROLE up_app; SELECT sog.refresh_grants()'), 3, 'a consumer may not refresh grants');
@@ -221,6 +225,21 @@ is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply(1, 4, '7', @{[sp
 	'f', 'a pruned position is still a duplicate');
 is($node->safe_psql('old', q{SELECT count(*) FROM sog.receipt WHERE created_at IS NULL}), '0',
 	'receipts written before the update have a created_at');
+# 1.2's receipt ring: the receipts from before the update stay in
+# sog.receipt_0 (pruned by DELETE); the retention job puts the checkpoint
+# whose consumer has a policy in the ring, where its next receipts go
+is($node->safe_psql('old', q{SELECT string_agg(DISTINCT ring::text, ',') FROM sog.receipt}), '0',
+	'the receipts from before the update are in sog.receipt_0');
+$node->safe_psql('old', q{SET ROLE up_ops; CALL sog.prune_due()});
+is($node->safe_psql('old', q{SELECT string_agg(id || ':' || receipt_ring, ' ' ORDER BY id) FROM sog.checkpoint}),
+	'1:1 2:0 3:0 4:0 5:0', 'CALL sog.prune_due() puts the checkpoint with a policy in the ring');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply_batch(1, 4, ARRAY['302', '303']::sog.position[],
+	ARRAY[@{[sprintf($d, "'302'")]}, @{[sprintf($d, "'303'")]}])}), '{t,t}', 'it applies');
+is($node->safe_psql('old', q{SELECT string_agg(ring || ':' || first_position || '-' || last_position, ' ' ORDER BY last_position)
+	FROM sog.receipt WHERE checkpoint_id = 1 AND last_position OPERATOR(sog.>) '301'}),
+	'1:302-303', 'and its receipts go to sog.receipt_1');
+is($node->safe_psql('old', qq{SET ROLE up_app; SELECT sog.apply(1, 4, '303', @{[sprintf($d, "'303'")]})}),
+	'f', 'where a replay finds them');
 is($node->safe_psql('old', q{SELECT string_agg(id || ':' || (applied_at IS NOT NULL), ' ' ORDER BY id) FROM sog.checkpoint}),
 	'1:true 2:true 3:true 4:false 5:true', 'checkpoints that applied anything have an applied_at');
 
@@ -288,6 +307,11 @@ command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), 
 	'restores into a new database (the extension created at 1.1)');
 is($node->safe_psql('restored', $tables), $node->safe_psql('old', $tables), 'with the same rows');
 is($node->safe_psql('restored', q{SELECT count(*) FROM sog.retention}), '1', 'and the retention policy');
+my $ring = q{SELECT (SELECT string_agg(id || ':' || receipt_ring, ' ' ORDER BY id) FROM sog.checkpoint) || ' / ' ||
+	(SELECT string_agg(ring || ':' || n, ' ' ORDER BY ring) FROM (SELECT ring, sum(n) AS n FROM sog.receipt GROUP BY ring) x) || ' / ' ||
+	(SELECT string_agg(current::text, ',') FROM sog.receipt_ring)};
+is($node->safe_psql('restored', $ring), $node->safe_psql('old', $ring),
+	'and the receipt ring: where each checkpoint writes, the receipts in each partition, the current one');
 is($node->safe_psql('restored', q{SELECT string_agg(pos::text, ',' ORDER BY pos) FROM public.user_late}),
 	'6,7,8,9', 'and the user\'s view on the operators');
 is($node->safe_psql('restored', $privileges), $node->safe_psql('old', $privileges),

@@ -193,12 +193,15 @@ note "pg_cron "
 # Sample until the job has run often enough, then a few seconds more.  A
 # sample's snapshot is taken between t0 (statement_timestamp) and t1
 # (clock_timestamp at the end): a sample saw everything committed before its
-# t0 and nothing committed after its t1.
+# t0 and nothing committed after its t1.  The oldest receipt is the oldest
+# kept one, above the prune horizon (1.2: the ring's rows below it stay
+# stored until their partition is emptied, and are answered as gone).
 my $sample_sql = q{
 SELECT extract(epoch FROM statement_timestamp()), extract(epoch FROM clock_timestamp()), m.checkpoint_id,
 	   coalesce(c.applied_position::numeric, 0), coalesce(c.prune_horizon::numeric, 0),
 	   m.receipts,
-	   coalesce(extract(epoch FROM (SELECT min(r.created_at) FROM sog.receipt r WHERE r.checkpoint_id = c.id)), 0),
+	   coalesce(extract(epoch FROM (SELECT min(r.created_at) FROM sog.receipt r WHERE r.checkpoint_id = c.id
+	                                   AND (c.prune_horizon IS NULL OR r.last_position OPERATOR(sog.>) c.prune_horizon))), 0),
 	   (c.prune_horizon IS NULL OR c.prune_horizon OPERATOR(sog.<=) c.applied_position),
 	   NOT EXISTS (SELECT FROM sog.recovery a WHERE a.checkpoint_id = c.id AND a.state = 'open'
 				   AND (a.anchor IS NULL OR c.prune_horizon OPERATOR(sog.>=) a.anchor)),

@@ -103,7 +103,7 @@ start_cluster "$pbin" tle "shared_preload_libraries = 'pg_tle'" "max_prepared_tr
 tsock=$sock
 psql_t() { as_pg "$pbin/psql" -X -q -v ON_ERROR_STOP=1 -h "$tsock" "$@"; }
 psql_t -U postgres -d postgres <<'EOF' || { fail "cluster setup"; finish; }
-CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+CREATE ROLE sog_tle_admin LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE IN ROLE pg_read_all_stats;
 CREATE DATABASE sog_template;
 GRANT CREATE ON DATABASE sog_template TO sog_tle_admin;
 \c sog_template

@@ -207,6 +207,7 @@ class Side:
             return None
         s = TS_RE.sub('T', s)
         s = re.sub(r'backend \d+', 'backend PID', s)
+        s = re.sub(r'\(pid \d+\)', '(pid PID)', s)   # rotate_receipts: an older snapshot's session
         s = re.sub(r'pg_terminate_backend\(\d+\)', 'pg_terminate_backend(PID)', s)
         s = re.sub(r'seq_[ab]_[0-9a-f]{8}_(\d+)', r'seq_X_\1', s)
         for kind, rx in ID_RES:
@@ -427,6 +428,7 @@ class Runner:
             self.ring_cover(res.one())
 
     RING_DID = (('emptied sog.receipt_', 'emptied'), ('is in use', 'busy'), ('held sog.receipt_', 'moved_out'),
+                ('waits for a transaction older', 'older_snapshot'), ('is not emptied', 'blind'),
                 ('receipts now go to', 'turned'), ('checkpoints moved to their partition', 'placed'))
 
     def ring_cover(self, did):

@@ -131,8 +131,11 @@ is($session->query_safe("SELECT sog.owner_check($cpk, $genk)"), 't',
 
 # --- the conversions Citus accepts ----------------------------------------------------------
 
+# (1.2: sog.receipt is partitioned; Citus converts a partitioned table with
+# its partitions, and no partition alone)
 my @tables = split /\n/, $coord->safe_psql('postgres',
-	q{SELECT relname FROM pg_class WHERE relnamespace = 'sog'::regnamespace AND relkind = 'r' ORDER BY relname});
+	q{SELECT relname FROM pg_class WHERE relnamespace = 'sog'::regnamespace AND relkind IN ('r', 'p')
+	   AND NOT relispartition ORDER BY relname});
 my @accepted;
 for my $t (@tables)
 {
@@ -191,17 +194,22 @@ sub make_local
 SELECT coalesce(string_agg(format('GRANT %s ON %s TO %I;', a.privilege_type, c.oid::regclass, a.grantee::regrole), E'\\n'), '')
   FROM pg_class c, aclexplode(c.relacl) a
  WHERE c.oid IN (" . join(', ', map { "'$_'::regclass" } @views) . ") AND a.grantee <> c.relowner") : '';
-	my $cond = $coord->safe_psql('postgres', qq{
-SELECT e.extcondition[array_position(e.extconfig, 'sog.$t'::regclass::oid)]
-  FROM pg_extension e WHERE e.extname = 'stream_offset_guard'});
+	# the table and its partitions (undistribute_table re-creates them all),
+	# each with its pg_extension_config_dump condition (none: not dumped)
+	my @rels = ("sog.$t", split /\n/, $coord->safe_psql('postgres', qq{
+SELECT i.inhrelid::regclass::text FROM pg_inherits i WHERE i.inhparent = 'sog.$t'::regclass ORDER BY 1}));
+	my %cond = map { my $c = $coord->safe_psql('postgres', qq{
+SELECT coalesce(e.extcondition[array_position(e.extconfig, '$_'::regclass::oid)], '<none>')
+  FROM pg_extension e WHERE e.extname = 'stream_offset_guard'}); ($_ => $c) } @rels;
 	my $sql = "SET client_min_messages = warning;\nBEGIN;\n"
-	  . "ALTER EXTENSION stream_offset_guard DROP TABLE sog.$t;\n"
+	  . join('', map { "ALTER EXTENSION stream_offset_guard DROP TABLE $_;\n" } @rels)
 	  . join('', map { "ALTER EXTENSION stream_offset_guard DROP VIEW $_;\n" } @views)
 	  . "SELECT undistribute_table('sog.$t');\n"
-	  . "ALTER EXTENSION stream_offset_guard ADD TABLE sog.$t;\n"
+	  . join('', map { "ALTER EXTENSION stream_offset_guard ADD TABLE $_;\n" } @rels)
 	  . join('', map { "ALTER EXTENSION stream_offset_guard ADD VIEW $_;\n" } @views)
-	  . "UPDATE pg_catalog.pg_extension SET extconfig = extconfig || 'sog.$t'::regclass::oid, "
-	  . "extcondition = extcondition || '$cond'::text WHERE extname = 'stream_offset_guard';\n"
+	  . join('', map { "UPDATE pg_catalog.pg_extension SET extconfig = extconfig || '$_'::regclass::oid, "
+		  . "extcondition = extcondition || '$cond{$_}'::text WHERE extname = 'stream_offset_guard';\n" }
+		grep { $cond{$_} ne '<none>' } @rels)
 	  . "$grants\n"
 	  . "COMMIT;\n";
 	($rc, $out, $err) = $coord->psql('postgres', $sql);
@@ -260,7 +268,8 @@ for my $a (@accepted)
 	# and the long-lived session: a new page
 	$session->{stderr} = '';
 	$session->query(CitusTest::sink_txn($cpk, $genk, $pk, $n + 1, $n + 1));
-	# (undistribute_table gives sog.receipt a new OID: the session finds it)
+	# (undistribute_table gives sog.receipt and its partitions new OIDs: the
+	# session finds them)
 	is($session->{stderr}, '', "$t: the long-lived session works again (a new page)");
 	$session->{stderr} = '';
 	CitusTest::deliver($coord, $cpk, $genk, $pk, $n + 1, $n + 1);
@@ -291,8 +300,9 @@ SELECT sog.grant_consumer('regress_consumer', 'citus-refusal');});
 
 # --- the race: a conversion commits while an apply waits for the table --------------------
 #
-# create_distributed_table locks sog.receipt; a sink transaction that has
-# passed the placement check waits for that lock, then writes its receipt.
+# create_distributed_table locks sog.receipt and its partitions; a sink
+# transaction that has passed the placement check waits for the lock of
+# the partition it writes to, then would write its receipt.
 my $conv_session = $coord->background_psql('postgres', on_error_stop => 0);
 $conv_session->query_safe('SET client_min_messages = warning');
 $conv_session->query_safe('BEGIN');
