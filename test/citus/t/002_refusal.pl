@@ -218,11 +218,52 @@ SELECT coalesce(e.extcondition[array_position(e.extconfig, '$_'::regclass::oid)]
 	return;
 }
 
+# The race: a conversion commits while an apply waits for the table.
+# create_distributed_table locks sog.receipt and its partitions; a sink
+# transaction that has passed the placement check waits for the lock of
+# the partition it writes to, then would write its receipt; the placement
+# is checked again after the table lock, on the newest catalog.  (1.2: run
+# as the conversion of sog.receipt in the loop below, not as a second one
+# after it: once sog.receipt, now partitioned, has been made local again,
+# Citus 13.2 fails to convert it back a second time, at its undistribute
+# on the workers, whose own copies of the extension's tables have the
+# shells' names: "relation receipt_0 is not a partition of relation
+# receipt".  The extension refuses distributed tables of its own in any
+# case; the way back is for a conversion made by mistake.)
+sub convert_racing
+{
+	my ($conv, $next) = @_;
+	my $conv_session = $coord->background_psql('postgres', on_error_stop => 0);
+	$conv_session->query_safe('SET client_min_messages = warning');
+	$conv_session->query_safe('BEGIN');
+	$conv_session->query_safe("SELECT $conv");
+	my $sink_session = $coord->background_psql('postgres', on_error_stop => 0);
+	CitusTest::send_async($sink_session, CitusTest::sink_txn($cpk, $genk, $pk, $next, $next) . "\n\\echo sink-done");
+	ok($coord->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%apply_batch%'}),
+		'the race: the sink transaction waits for the conversion\'s lock');
+	$conv_session->query_safe('COMMIT');
+	$conv_session->quit;
+	pump_until($sink_session->{run}, $sink_session->{timeout}, \$sink_session->{stdout}, qr/sink-done/);
+	my $race_err = $sink_session->{stderr};
+	$sink_session->quit;
+	like($race_err, qr/managed by Citus/, 'the race: the sink transaction that waited for the conversion refuses');
+	return 0;
+}
+
 my $n = 20;
 for my $a (@accepted)
 {
 	my ($t, $conv) = @$a;
-	my ($rc, $out, $err) = $coord->psql('postgres', "SET client_min_messages = warning; SELECT $conv");
+	my ($rc, $out, $err);
+	if ($conv eq "create_distributed_table('sog.receipt', 'checkpoint_id')")
+	{
+		$rc = convert_racing($conv, $n + 1);
+	}
+	else
+	{
+		($rc, $out, $err) = $coord->psql('postgres', "SET client_min_messages = warning; SELECT $conv");
+	}
 	is($rc, 0, "$conv") or next;
 
 	# every stateful function refuses, naming the table, in a new session
@@ -296,38 +337,6 @@ SELECT sog.revoke_consumer('regress_consumer', 'citus-refusal');});
 	$coord->safe_psql('postgres', q{
 DELETE FROM sog.checkpoint WHERE "partition" = 'after-revoke';
 SELECT sog.grant_consumer('regress_consumer', 'citus-refusal');});
-}
-
-# --- the race: a conversion commits while an apply waits for the table --------------------
-#
-# create_distributed_table locks sog.receipt and its partitions; a sink
-# transaction that has passed the placement check waits for the lock of
-# the partition it writes to, then would write its receipt.
-my $conv_session = $coord->background_psql('postgres', on_error_stop => 0);
-$conv_session->query_safe('SET client_min_messages = warning');
-$conv_session->query_safe('BEGIN');
-$conv_session->query_safe("SELECT create_distributed_table('sog.receipt', 'checkpoint_id')");
-my $sink_session = $coord->background_psql('postgres', on_error_stop => 0);
-CitusTest::send_async($sink_session, CitusTest::sink_txn($cpk, $genk, $pk, $n + 1, $n + 1) . "\n\\echo sink-done");
-ok($coord->poll_query_until('postgres',
-	q{SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%apply_batch%'}),
-	'the sink transaction waits for the conversion\'s lock');
-$conv_session->query_safe('COMMIT');
-$conv_session->quit;
-pump_until($sink_session->{run}, $sink_session->{timeout}, \$sink_session->{stdout}, qr/sink-done/);
-my $race_err = $sink_session->{stderr};
-$sink_session->quit;
-# the placement is checked again after the table lock, on the newest catalog
-like($race_err, qr/managed by Citus/,
-	'the sink transaction that waited for the conversion refuses');
-make_local('receipt', "SELECT undistribute_table('sog.receipt')");
-my $applied = $coord->safe_psql('postgres', "SELECT applied_position FROM sog.status WHERE checkpoint_id = $cpk");
-is($coord->safe_psql('postgres', "SELECT sog.max(\"position\")::text FROM sog.receipts($cpk)"),
-	$applied, 'after the race, checkpoint k has a receipt for its applied position');
-{
-	my ($rc, $out, $err) = $coord->psql('postgres',
-		"SELECT sog.apply($cpk, $genk, '$applied', sog.payload_digest(convert_to('p$pk-e$applied', 'UTF8')))");
-	is("$out$err", 'f', 'after the race, a replay of the applied position answers false');
 }
 
 done_testing();
