@@ -96,11 +96,11 @@ loop_cancel() {	# PORT
 loop_ddl() {	# PORT
 	local port=$1 n=0 stmt out st dumps=0
 	local stmts=(
-		"REINDEX INDEX CONCURRENTLY sog.receipt_pkey"
+		"REINDEX INDEX CONCURRENTLY sog.receipt_0_pkey"
 		"VACUUM FULL sog.receipt"
 		"PG_DUMP"
 		"REINDEX INDEX CONCURRENTLY sog.checkpoint_pkey"
-		"CLUSTER sog.receipt USING receipt_pkey"
+		"CLUSTER sog.receipt_0 USING receipt_0_pkey"
 		"REINDEX TABLE CONCURRENTLY sog.checkpoint"
 		"VACUUM FULL sog.checkpoint"
 		"REINDEX INDEX CONCURRENTLY sog.checkpoint_key"

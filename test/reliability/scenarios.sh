@@ -241,9 +241,9 @@ scenario_disk_full() {
 	pg_start "$DATA" && load_schema "$PORT" || { cat "$SD/setup.out"; return 1; }
 	mkdir -p "$datafs/ts" && chown postgres "$datafs/ts"
 	psql_su "$PORT" rel -c "CREATE TABLESPACE fill LOCATION '$datafs/ts'" \
-		-c "ALTER TABLE rel.sink SET TABLESPACE fill" -c "ALTER TABLE sog.receipt SET TABLESPACE fill" \
+		-c "ALTER TABLE rel.sink SET TABLESPACE fill" -c "ALTER TABLE sog.receipt_0 SET TABLESPACE fill" \
 		-c "ALTER TABLE sog.checkpoint SET TABLESPACE fill" -c "ALTER TABLE rel.optag SET TABLESPACE fill" \
-		-c "ALTER INDEX sog.receipt_pkey SET TABLESPACE fill" >/dev/null || return 1
+		-c "ALTER INDEX sog.receipt_0_pkey SET TABLESPACE fill" >/dev/null || return 1
 	start_consumers 2
 	loop_disk_full "$DATA" "$PORT" "$walfs" "$datafs" &
 	BGLOOPS+=($!)
