@@ -914,11 +914,11 @@ BEGIN
 
 	WITH w AS (
 		UPDATE sog.checkpoint c
-		   SET receipt_ring = CASE WHEN sog.has_retention(c) AND NOT c.id OPERATOR(pg_catalog.=) ANY (moved)
-								   THEN cur ELSE 0 END
-		 WHERE c.receipt_ring OPERATOR(pg_catalog.<>)
-			   CASE WHEN sog.has_retention(c) AND NOT c.id OPERATOR(pg_catalog.=) ANY (moved)
-					THEN cur ELSE 0 END
+		   SET receipt_ring = x.want
+		  FROM (SELECT y.id, CASE WHEN sog.has_retention(y) AND NOT y.id OPERATOR(pg_catalog.=) ANY (moved)
+								  THEN cur ELSE 0 END AS want
+				  FROM sog.checkpoint y) x
+		 WHERE c.id OPERATOR(pg_catalog.=) x.id AND c.receipt_ring OPERATOR(pg_catalog.<>) x.want
 		RETURNING c.receipt_ring)
 	SELECT pg_catalog.count(*) INTO n FROM w;
 	IF n OPERATOR(pg_catalog.>) 0 THEN
