@@ -28,7 +28,8 @@ ALTER TABLE sog.receipt DROP CONSTRAINT writes18_not_enforced;
 
 -- a CHECK over a virtual generated column, for this checkpoint's new rows
 -- (NOT VALID: other tests' receipts stay unchecked): a run of 5 passes, a
--- run of 60 (120 > 100) is refused with the executor's error and stores
+-- run of 60 (120 > 100) is refused with the executor's error (naming the
+-- partition the checkpoint writes, sog.receipt_0) and stores
 -- nothing
 ALTER TABLE sog.receipt ADD COLUMN writes18_twice int GENERATED ALWAYS AS (n * 2) VIRTUAL;
 ALTER TABLE sog.receipt ADD CONSTRAINT writes18_virtual
