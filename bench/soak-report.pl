@@ -224,6 +224,22 @@ sub analyse {
 		}
 		# Disk: the table + index just before each prune run (each cycle's peak).
 		$r->{peaks} = [map { at($r, $_->[0], 'heap') + at($r, $_->[0], 'index') } @p];
+		# The same after the first horizon: the prune runs that began once a
+		# sample showed receipts pruned (applied above receipts stored).  The
+		# ring's partitions are emptied one at a time, so the size before a
+		# prune is a sawtooth over a turn of the ring; the largest of the
+		# first third of these cycles against the largest of the last third.
+		my ($h) = grep { $_->{applied} > $_->{receipts} } @s;
+		if ($h) {
+			my @after = map { at($r, $_->[0], 'heap') + at($r, $_->[0], 'index') } grep { $_->[0] >= $h->{t} } @p;
+			$r->{peaks_after} = \@after;
+			$r->{first_horizon} = $h->{t} - $r->{t0};
+			if (@after >= 6) {
+				my $third = int(@after / 3);
+				$r->{peak_first_third} = max(@after[0 .. $third - 1]);
+				$r->{peak_last_third} = max(@after[$#after - $third + 1 .. $#after]);
+			}
+		}
 		# Pruning keeps up: receipts stored never above what the policy keeps
 		# plus what arrived in one prune period, the longest run and a sample.
 		my $m = $r->{meta};
@@ -328,6 +344,19 @@ sub targets {
 				scalar @{ $r->{vacuums} }, n($r->{samples}[-1]{dead}))
 			  : 'no prune run',
 			@pk >= 3 ? met(disk_bounded($r) =~ /^the same/) : sprintf('not measured: %d prune run(s), the comparison needs 3', scalar @pk)];
+		if (defined $r->{first_horizon}) {
+			my @pa = @{ $r->{peaks_after} };
+			push @t, ["run $name: receipts on disk bounded once the first horizon is reached (the largest size before a prune run"
+				  . ' in the last third of the cycles after it at most 1.1 x the largest in the first third: the ring empties one partition'
+				  . ' at a time, so the size is a sawtooth over a turn of the ring)',
+				defined $r->{peak_last_third}
+				  ? sprintf('first horizon after %s; %d prune runs after it; largest in the first third %s, in the last third %s (%s)',
+					seconds($r->{first_horizon}), scalar @pa, mb($r->{peak_first_third}), mb($r->{peak_last_third}),
+					ratio($r->{peak_last_third} / $r->{peak_first_third}))
+				  : sprintf('first horizon after %s; %d prune runs after it', seconds($r->{first_horizon}), scalar @pa),
+				defined $r->{peak_last_third} ? met($r->{peak_last_third} <= 1.1 * $r->{peak_first_third})
+				  : 'not measured: the comparison needs 6 prune runs after the first horizon'];
+		}
 		# issue 30: the applier's rate while a prune runs, and WAL per event
 		# against run C's (no retention)
 		if (defined $r->{rate_during_prune} && $r->{rate_outside_prune}) {
