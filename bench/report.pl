@@ -507,13 +507,13 @@ sub earlier_targets {
 		for my $b (1, 100, 1000) {
 			for my $c (1, 4) {
 				my $t = ratio_target($run, $call, 'b', $b, $c, 0.9);
-				$t->{what} =~ s/^real client/real client (issue 9)/;
+				$t->{what} =~ s/^real client/real client (earlier)/;
 				push @t, $t;
 			}
 		}
 		for my $c (1, 4) {
 			my $t = ratio_target($run, $call, 'c', 1000, $c, 2.5);
-			$t->{what} =~ s/^real client/real client (issue 9)/;
+			$t->{what} =~ s/^real client/real client (earlier)/;
 			push @t, $t;
 		}
 	}
@@ -624,7 +624,7 @@ sub latest_md {
 		. '; elapsed ' . ($e->{elapsed} // '') . '.', '';
 
 	my @i30 = issue30_targets($run);
-	push @o, '## Targets (issue 30)', '',
+	push @o, '## Targets: the whole protocol against its fastest call', '',
 		'On the real client (bench/client.c), medians of paired runs: the whole protocol, one commit and one call per',
 		'page (p), against the fastest guard call alone (r) in the same cells.', '',
 		targets_table(@i30), tally(@i30), '';
@@ -635,7 +635,7 @@ sub latest_md {
 			"the read boundary's check: a SHA-256 per event of the page, and the note and the token in the same call):",
 			'', (map { "- \u$_" } @why30), '';
 	}
-	push @o, '## Targets (issue 22)', '',
+	push @o, '## Targets: the guard against the baselines', '',
 		'On the real client (bench/client.c), medians of paired runs; the fastest guard call (r) is reported',
 		'separately from (g); the whole protocol (w, p) is compared with (g) by their ratios to (b) in the same cells.', '',
 		targets_table(@$new), tally(@$new), '';
@@ -647,7 +647,7 @@ sub latest_md {
 			'sending the parameters) and of their server backends (/proc: parsing, the statements, the guard, the',
 			"commit's WAL write), medians of the runs:", '', (map { "- \u$_" } @why), '';
 	}
-	push @o, '## Earlier targets (issue 9 and before)', '', targets_table(@$old), tally(@$old)
+	push @o, '## Earlier targets', '', targets_table(@$old), tally(@$old)
 		. ' Ratios are medians of per-run paired ratios (same run, same cell).';
 	my @walx = map {
 		my ($wg, $wb) = (wal($run, 'pgbench', 'g', 1, $_), wal($run, 'pgbench', 'b', 1, $_));

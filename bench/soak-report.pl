@@ -602,7 +602,7 @@ in all. Settings: @{[ join ', ', map { "$_=$s->{$_}" } sort keys %$s ]}.
 
 ## How to run it
 
-    make bench-soak                     # the full soak (issue 22's sizes)
+    make bench-soak                     # the full soak (the full sizes)
     bash bench/soak.sh --short          # everything with a few million events, under a minute
     SOAK_RUNS=C SOAK_EVENTS_C=20000000 bash bench/soak.sh      # one run, another size
     SOAK_REPORT_ONLY=bench/results/soak-<timestamp> bash bench/soak.sh   # the report again

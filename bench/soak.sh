@@ -6,7 +6,7 @@
 # flat, and the receipt table bounded, as the table grows, is pruned and
 # vacuumed, and its index deepens?
 #
-#   make bench-soak                   # the full runs (issue 22's sizes)
+#   make bench-soak                   # the full runs (the full sizes)
 #   bash bench/soak.sh --short        # everything with tiny sizes, ~1 min
 #   SOAK_RUNS=C SOAK_EVENTS_C=20000000 bash bench/soak.sh   # one run
 #

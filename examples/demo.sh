@@ -17,7 +17,7 @@
 #
 # The "stream" is a table standing in for a Kafka topic; the workers are psql
 # sessions connected over TCP (127.0.0.1), each running the SQL a real
-# consumer runs (README, "The sink transaction, step by step").  Every claim
+# consumer runs (docs/consumer.md, "The sink transaction in SQL").  Every claim
 # made in the output is computed from the database and checked; the last line
 # is `demo: OK (N events, 0 lost, 0 duplicated)`, or the script exits non-zero
 # saying what failed.
@@ -461,7 +461,7 @@ sink_count() {			# sink_count PART [WHERE]: "rows distinct"
 	val "SELECT count(*) || ' ' || count(DISTINCT pos) FROM orders WHERE part = $1 ${2:+AND $2}"
 }
 
-say "the sink transaction every worker runs (README, step by step)"
+say "the sink transaction every worker runs (docs/consumer.md)"
 note "Per batch: fetch from the source, digest each record (sog.payload_digest) and hash the buffer (sog.buffer_hash); in a real client both are computed client-side.  Then note_read, then one sink transaction:"
 {
 	echo "BEGIN;"

@@ -26,7 +26,7 @@
 --     notification, as in C.  A PREPARE TRANSACTION sent in one query string
 --     with a COMMIT of an earlier transaction, or a COMMIT whose query string
 --     happens to contain those words, sends no notification either (the
---     gaps are in sog.unresolved_gaps; a watcher polls as the README says
+--     gaps are in sog.unresolved_gaps; a watcher polls as docs/operations.md says
 --     for prepared transactions).
 --   - SET CONSTRAINTS ALL IMMEDIATE (or sog.gap_notify's by name) makes the
 --     trigger fire at the end of the statement instead of at COMMIT: the

@@ -192,7 +192,7 @@ END
 $$;
 REVOKE ALL ON FUNCTION sog.recovery_retention_lost(sog.checkpoint, sog.position, boolean, sog.position) FROM PUBLIC;
 
--- The refusal of a new attempt, if any (in the order the README's recovery
+-- The refusal of a new attempt, if any (in the order docs/consumer.md's recovery
 -- section gives), or NULL when the attempt may open (refusal).
 CREATE FUNCTION sog.recovery_refusal(cp sog.checkpoint, no_late_arrivals boolean, may_backfill boolean,
 									 scope text, anchor sog.position, inclusive boolean,

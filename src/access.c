@@ -30,7 +30,7 @@
  * checkpoint, attempt or gap it may not act on and for one that does not
  * exist, naming only its own grants (sog_check_access_missing): it learns
  * nothing of other consumers' ids or names.  Roles whose grants cover every
- * checkpoint get 22023 for an unknown id, as the README's reference says.
+ * checkpoint get 22023 for an unknown id, as docs/reference.md says.
  *
  * The role checked is the role that called the SQL function (GetUserId()
  * when sog_enter is entered): the login role, the one chosen with SET

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * apply.c
- *	  Applying events in the sink transaction (README: the consumer guide):
+ *	  Applying events in the sink transaction (docs/consumer.md):
  *	  note_read, apply, apply_batch (and apply_batch_int8, apply_run) and
  *	  commit_page; and a whole page in one call (apply_run_page,
  *	  apply_batch_page: the apply, the next page's note and the token's

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * claim.c
- *	  Ownership of a checkpoint and its handoff (README: the consumer
- *	  guide): claim, halt, owner_check.
+ *	  Ownership of a checkpoint and its handoff (docs/consumer.md):
+ *	  claim, halt, owner_check.
  *
  * The decision boundary (claim, halt) is the evaluation of halt.c: read
  * cursor against applied position, with the recorded buffer hash; gaps that
@@ -75,7 +75,7 @@ gap_reason_for(SogVerdict v)
 }
 
 /*
- * The last position a gap may hold (README: what a gap row covers): the read cursor
+ * The last position a gap may hold (docs/reference.md: what a gap row covers): the read cursor
  * of an unverifiable read; unknown (NULL: every position above the applied
  * one is suspect) for a divergence, where the cursor lies behind the
  * applied position.

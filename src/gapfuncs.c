@@ -2,7 +2,7 @@
  *
  * gapfuncs.c
  *	  Gaps: verifying a replayed one, reporting a loss, skipping (telemetry
- *	  only), resolving, and listing them (README: gaps, gap reasons):
+ *	  only), resolving, and listing them (docs/operations.md: gap reasons):
  *	  verify_gap, report_gap, skip_gap, resolve_gap, gaps.
  *
  * A gap row covers (from_position, to_position] of a checkpoint: from is
@@ -42,7 +42,7 @@
 #include "position.h"
 
 /*
- * The gap reasons (README: gap reasons), listed once: sog.gap's CHECK
+ * The gap reasons (docs/operations.md: gap reasons), listed once: sog.gap's CHECK
  * constraint takes them from sog.gap_reasons(), report_gap accepts the
  * ones a consumer may report (not "unverified", which only the guard
  * records for a range no gap covered).

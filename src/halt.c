@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * halt.c
- *	  Reference-compatible halt evaluation (README: pure halt evaluation):
+ *	  Reference-compatible halt evaluation (docs/reference.md: pure halt evaluation):
  *	  sog.evaluate_halt(), sog.verify_resume(), and the boundary evaluation
  *	  that claim and halt reuse.
  *

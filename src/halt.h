@@ -2,7 +2,7 @@
  *
  * halt.h
  *	  Boundary evaluation shared by the pure functions (evaluate_halt,
- *	  verify_resume; README: pure halt evaluation) and the guard (claim,
+ *	  verify_resume; docs/reference.md: pure halt evaluation) and the guard (claim,
  *	  halt).
  *
  *-------------------------------------------------------------------------
@@ -40,7 +40,7 @@ extern const char *sog_verdict_label(SogVerdict v);
 
 /*
  * Evaluate a read boundary (source cursor) against the durable applied
- * position with the rules of the README's pure halt evaluation.  NULL positions are
+ * position with the rules of docs/reference.md's pure halt evaluation.  NULL positions are
  * "nothing yet", below every position; buffer_hash NULL or "" means no hash.
  * Never raises: a gap without a hash yields SOG_VERDICT_FAIL_CLOSED with
  * resume_from = commit, the gap size and no digest.

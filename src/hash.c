@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * hash.c
- *	  SHA-256 payload digests and the chained buffer hash (README: hash
+ *	  SHA-256 payload digests and the chained buffer hash (docs/reference.md: hash
  *	  definitions), on OpenSSL's SHA-256 where PostgreSQL is built with
  *	  OpenSSL, else on PostgreSQL's own common/cryptohash.h.
  *

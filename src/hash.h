@@ -2,7 +2,7 @@
  *
  * hash.h
  *	  SHA-256 (OpenSSL's, or PostgreSQL's cryptohash API without OpenSSL),
- *	  payload digests and the chained buffer hash (README: hash
+ *	  payload digests and the chained buffer hash (docs/reference.md: hash
  *	  definitions).
  *
  *-------------------------------------------------------------------------

@@ -181,7 +181,7 @@ sog_position_successor(const SogPosition *p)
 }
 
 /*
- * The position just below p, as a gap's last position (README: what a gap row covers):
+ * The position just below p, as a gap's last position (docs/reference.md: what a gap row covers):
  * for one component, p - 1 (NULL for 0: nothing is below it).  For a tuple
  * whose last component is 0, p without that component: in the type's order
  * it is the greatest position below p (5 < 5-0).  For a tuple whose last

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-/* The white space allowed around a position (ASCII only; README: types). */
+/* The white space allowed around a position (ASCII only; docs/reference.md: types). */
 static inline int
 pos_is_space(unsigned char c)
 {

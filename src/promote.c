@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * promote.c
- *	  sog.promote: the end of an expired-token recovery (README: expired-token recovery).
+ *	  sog.promote: the end of an expired-token recovery (docs/consumer.md: expired-token recovery).
  *
  * A promotion is a compare-and-swap on the attempt's base token and
  * generation, under the checkpoint's row lock (sog_recovery_lock, taken

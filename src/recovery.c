@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * recovery.c
- *	  Expired-token recovery (README: expired-token recovery): begin_recovery,
+ *	  Expired-token recovery (docs/consumer.md: expired-token recovery): begin_recovery,
  *	  recovery_event, and every query of recovery; promote, its end, is in
  *	  promote.c (recovery.h is what the two share).
  *
@@ -347,7 +347,7 @@ retention_lost(const SogCheckpoint *cp, const SogPosition *anchor,
 
 
 /*
- * The refusal of a new attempt, if any (in the order the README's recovery section gives),
+ * The refusal of a new attempt, if any (in the order docs/consumer.md's recovery section gives),
  * or NULL when the attempt may open.
  */
 static const char *

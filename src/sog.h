@@ -11,7 +11,7 @@
 
 #include "postgres.h"
 
-/* The SQLSTATEs of the extension (README: what each SQLSTATE tells the consumer) */
+/* The SQLSTATEs of the extension (docs/consumer.md: what each SQLSTATE tells the consumer) */
 #define ERRCODE_SOG_FENCED			MAKE_SQLSTATE('S','G','0','0','1')
 #define ERRCODE_SOG_FAIL_CLOSED		MAKE_SQLSTATE('S','G','0','0','2')
 #define ERRCODE_SOG_RECEIPT_CONFLICT MAKE_SQLSTATE('S','G','0','0','3')

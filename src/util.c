@@ -99,7 +99,7 @@ sog_quoted(const char *s, const char *if_null)
 
 /*
  * Raise 22023 unless hash is a buffer hash: 64 hexadecimal characters, any
- * case (README: the SQL reference).  NULL is left to the caller (it means "no
+ * case (docs/reference.md).  NULL is left to the caller (it means "no
  * hash" for note_read and halt, and is refused by verify_gap).
  */
 void

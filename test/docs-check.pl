@@ -12,18 +12,24 @@
 #   1. every file path the documents name (in backquotes or as a link) that
 #      looks like one of the tree's (src/, sql/, test/, t/, bench/, docs/,
 #      examples/, model/, monitoring/, debian/, .ci/) exists;
-#   2. every function of the README's SQL reference tables (a row that
+#   2. every function of docs/reference.md's tables (a row that
 #      starts with | `sog.name(args) -> ...`) exists in schema sog with
 #      those arguments: as many (the DEFAULTed ones optional), named as the
 #      reference names them, of the types it gives, returning what it says;
 #   3. every function and procedure of schema sog that users may call is in
 #      the reference (a row, or named in its text), so a new one cannot be
 #      left out;
-#   4. every SQLSTATE the README names is one the tree raises (in src/ or
+#   4. every SQLSTATE the README or docs/ name is one the tree raises (in src/ or
 #      sql/) or one PostgreSQL raises that a test shows (test/expected/);
-#   5. the setting sog.claim_timeout has the default the README gives;
+#   5. the setting sog.claim_timeout has the default docs/reference.md gives;
 #   6. nothing refers to a document outside the repository (CONTRACT.md,
-#      "contract section").
+#      "contract section");
+#   7. docs/checkpoint-states.svg names every state, claim verdict and call
+#      that moves a checkpoint (read from the catalog), and the README
+#      shows it;
+#   8. no "section N" or "issue N" where users read: README, docs/,
+#      examples/, the comments of the installed objects;
+#   9. the README is at most 600 lines and links every page of docs/.
 # Also: every link to a heading (#anchor, FILE.md#anchor) finds one, and
 # the README's "Contents" line lists its sections in order.
 # Ends with "docs-check: N passed, M failed"; exit status 1 if any failed.
@@ -62,6 +68,7 @@ sub psql
 }
 
 my $readme = slurp("$src/README.md");
+my $reference = slurp("$src/docs/reference.md");
 my @docs = ('README.md', map { s{^\Q$src\E/}{}r } glob("$src/docs/*.md"));
 my %text = map { $_ => slurp("$src/$_") } @docs;
 
@@ -186,7 +193,7 @@ sub balanced
 
 my %documented;
 my $rows = 0;
-for my $line (split /\n/, $readme)
+for my $line (split /\n/, $reference)
 {
 	next unless $line =~ /^\| `(?:CALL )?sog\.([a-z_0-9]+)(\([^`]*)`/;
 	my ($name, $rest) = ($1, $2);
@@ -255,7 +262,8 @@ check($rows >= 30, "the reference has a row per function", "$rows rows");
 
 # 3. every function is documented: a row of the reference, or named in its
 # text (the type's support functions, the grant functions' helpers)
-my @undocumented = grep { !$documented{$_} && $readme !~ /`(?:sog\.)?$_(?:\(\))?`|\bsog\.$_\b/ } sort keys %catalog;
+my $alldocs = join "\n", map { $text{$_} } @docs;
+my @undocumented = grep { !$documented{$_} && $reference !~ /`(?:sog\.)?$_(?:\(\))?`|\bsog\.$_\b/ } sort keys %catalog;
 check(!@undocumented, 'every function of schema sog is in the reference', join(', ', @undocumented));
 
 # 4. SQLSTATEs
@@ -267,7 +275,7 @@ my %errcodes = ('42501' => 'ERRCODE_INSUFFICIENT_PRIVILEGE', '22023' => 'ERRCODE
 	'22P03' => 'ERRCODE_INVALID_BINARY_REPRESENTATION', '0A000' => 'ERRCODE_FEATURE_NOT_SUPPORTED',
 	'22003' => 'ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE', 'XX001' => 'ERRCODE_DATA_CORRUPTED',
 	'23514' => 'ERRCODE_CHECK_VIOLATION', '53100' => 'ERRCODE_DISK_FULL');
-my %codes = map { $_ => 1 } $readme =~ /`([0-9A-Z]{5})`/g;
+my %codes = map { $_ => 1 } $alldocs =~ /`([0-9A-Z]{5})`/g;
 my @unknown;
 for my $c (sort keys %codes)
 {
@@ -277,14 +285,14 @@ for my $c (sort keys %codes)
 	my $shown = $expected =~ /\b\Q$c\E\b/;
 	push @unknown, $c unless $raised || $shown;
 }
-check(!@unknown, 'every SQLSTATE the README names is raised by the tree or shown by a test', join(', ', @unknown));
+check(!@unknown, 'every SQLSTATE the README and docs/ name is raised by the tree or shown by a test', join(', ', @unknown));
 
 # 5. the setting's default
 # (the library defines the setting when it loads: a call of one of its functions loads it)
 my ($boot) = psql(q{SELECT FROM sog.position_components('1'); SELECT boot_val FROM pg_settings WHERE name = 'sog.claim_timeout'}) =~ /(\S+)\s*$/;
 $boot //= '(not loaded)';
-check(scalar($readme =~ /`sog\.claim_timeout` \(milliseconds; `\Q$boot\E`, the default/),
-	"sog.claim_timeout's default in the README is the setting's ($boot)");
+check(scalar($reference =~ /`sog\.claim_timeout` \(milliseconds; `\Q$boot\E`, the default/),
+	"sog.claim_timeout's default in docs/reference.md is the setting's ($boot)");
 
 # 6. no document outside the repository
 for my $doc (@docs)
@@ -298,6 +306,72 @@ my @src_refs = grep { slurp($_) =~ /[Cc]ontract section|contract's section|CONTR
 	glob("$src/examples/*/*.{c,h,py,sh,md}"), glob("$src/test/reliability/*.{c,md,pl,sh}"),
 	glob("$src/bench/*.{c,md,pl,sh}"), glob("$src/model/*");
 check(!@src_refs, 'no source file cites a document outside the repository', join(', ', map { s{^\Q$src\E/}{}r } @src_refs));
+
+# 7. the picture of a checkpoint's states (docs/checkpoint-states.svg, in
+# the README's "How it works") names every state the checkpoint's CHECK
+# constraint allows, every verdict of claim, and every call that moves a
+# checkpoint: the functions a consumer's grant gives that change state
+# (VOLATILE, not PUBLIC), and the operators' resolve_gap.
+{
+	my $svg = slurp("$src/docs/checkpoint-states.svg");
+	my @words = $svg =~ />([^<]*)</g;
+	my $said = join ' ', @words;
+	my ($def) = psql(q{SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'checkpoint_state' AND conrelid = 'sog.checkpoint'::regclass});
+	my @states = $def =~ /'(\w+)'/g;
+	check(@states >= 3, 'the checkpoint states are read from the catalog', "constraint: $def");
+	my ($calls) = psql(q{
+		DO $$ BEGIN
+			IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sog_docs_probe') THEN CREATE ROLE sog_docs_probe; END IF;
+		END $$;
+		SELECT sog.grant_consumer('sog_docs_probe');
+		SELECT 'calls: ' || string_agg(DISTINCT p.proname, ' ' ORDER BY p.proname)
+		  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		 WHERE n.nspname = 'sog' AND p.provolatile = 'v'
+		   AND has_function_privilege('sog_docs_probe', p.oid, 'EXECUTE')
+		   AND NOT has_function_privilege('public', p.oid, 'EXECUTE');
+		SELECT sog.revoke_consumer('sog_docs_probe');
+		DROP ROLE sog_docs_probe;
+	}) =~ /^calls: (.*)$/m;
+	my @calls = (split(' ', $calls // ''), 'resolve_gap');
+	check(@calls >= 15, "the consumer's calls are read from the catalog", "@calls");
+	my @verdicts = qw(aligned gap_replay_required fail_closed unrecoverable_divergence);
+	my @absent = grep { $said !~ /(?<![\w])\Q$_\E(?![\w])/ } @states, @verdicts, @calls;
+	check(!@absent, 'docs/checkpoint-states.svg names every state, verdict of claim and call that moves a checkpoint',
+		'not named: ' . join(', ', @absent));
+	check($readme =~ /\]\(docs\/checkpoint-states\.svg\)/, 'README.md shows docs/checkpoint-states.svg');
+}
+
+# 8. what users read names no document they lack: no "section N" or "issue
+# N" in the README, docs/, examples/ or the comments of the installed
+# objects (the catalog's, as \d+ shows them)
+{
+	my $pat = qr/\b(?:[Ss]ection|[Ii]ssue)s? \d+/;
+	my @files = ('README.md', map { s{^\Q$src\E/}{}r } glob("$src/docs/*.md"),
+		glob("$src/examples/*.{sql,md}"), glob("$src/examples/*/*.{c,h,py,sh,md,sql}"));
+	for my $f (@files)
+	{
+		my $t = $text{$f} // slurp("$src/$f");
+		my @hits;
+		my $n = 0;
+		for (split /\n/, $t) { $n++; push @hits, "line $n: $&" if /$pat/; }
+		check(!@hits, "$f names no section or issue a user lacks", join('; ', @hits[0 .. ($#hits < 4 ? $#hits : 4)]));
+	}
+	my @comments = grep { /$pat/ } split /\n/, psql(q{
+		SELECT pg_describe_object(d.classoid, d.objoid, d.objsubid) || ': ' || replace(d.description, E'\n', ' ')
+		  FROM pg_description d JOIN pg_depend e ON e.classid = d.classoid AND e.objid = d.objoid AND e.deptype = 'e'
+		 WHERE e.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'stream_offset_guard')});
+	check(!@comments, 'no comment of the installed objects names a section or issue', join('; ', @comments));
+}
+
+# 9. the README stays short, and its "Documentation" list links every page
+# of docs/
+{
+	my $lines = () = $readme =~ /\n/g;
+	check($lines <= 600, 'README.md is at most 600 lines', "$lines lines");
+	my ($list) = $readme =~ /^## Documentation\n(.*?)^## /ms;
+	my @unlisted = grep { my $f = $_; !defined $list || $list !~ /\]\(\Q$f\E\)/ } map { s{^\Q$src\E/}{}r } glob("$src/docs/*.md");
+	check(!@unlisted, "README.md's Documentation list links every page of docs/", join(', ', @unlisted));
+}
 
 print "docs-check: $passed passed, $failed failed\n";
 exit($failed ? 1 : 0);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 /*
- * The error catalogue: every SQLSTATE the extension raises (README, "What
+ * The error catalogue: every SQLSTATE the extension raises (docs/consumer.md, "What
  * each SQLSTATE tells the consumer"), and the server's own that a consumer
  * meets, with what this worker does about each.  on_sql_error() in
  * consumer.c carries it out:

@@ -9,7 +9,7 @@
  *                   result = lowercase hex of h(n)
  *
  * with Pi the canonical text of the position (for JetStream: the stream
- * sequence in decimal).  These are the definitions of the README's "Hash
+ * sequence in decimal).  These are the definitions of docs/reference.md's "Hash
  * definitions"; sog.payload_digest() and sog.buffer_hash() compute the
  * same on the server.  SHA-256 itself is OpenSSL's (libcrypto): sha256.c.
  */

@@ -1,5 +1,5 @@
 """A consumer's sink transactions with psycopg 3, one COMMIT per page
-(README, "Consumer guide"; the hash is README's "Hash definitions").
+(docs/consumer.md; the hash is docs/reference.md's "Hash definitions").
 
 A worker that already holds page k+1 while it applies page k notes page
 k+1's read boundary inside page k's sink transaction, after page k's apply,

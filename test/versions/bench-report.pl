@@ -31,7 +31,7 @@ print "Made by `make bench-versions` (test/versions/bench.sh, this page by test/
   . "Raw results: `" . ($out =~ s{^.*/(bench/results/)}{$1}r) . "` (not committed).\n\n";
 print join('; ', map { my $e = $run{$_}{env}; ((($e->{version} // '') =~ /^(PostgreSQL \S+)/)[0] // "PostgreSQL $_") . ' (' . ($e->{date} // '') . ')' } @majors) . ".\n\n";
 
-print "## Issue 30's and issue 22's targets\n\n";
+print "## Targets per major\n\n";
 print BenchReport::md_table([ 'target', 'wanted', map { "PostgreSQL $_" } @majors ],
 	map {
 		my $i = $_;
