@@ -35,18 +35,12 @@ PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
 EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
-REGRESS = setup position casts binary index hash halt \
-	register apply apply_run claim_halt gaps scenarios operators recovery receipts \
-	skew loss hostile identity access reconfigure writes writes_pg18 retention model_findings pipelined \
-	read_boundary caller_role apply_page receipt_ring
+# Every file of test/sql and test/specs, found by wildcard: a new test is
+# a new file (docs/development.md, "Where a new test goes").  setup runs
+# first (it creates the extension the others use); the rest in name order.
+REGRESS = setup $(sort $(filter-out setup,$(patsubst test/sql/%.sql,%,$(wildcard test/sql/*.sql))))
 REGRESS_OPTS = --inputdir=test --outputdir=test --load-extension=$(EXTENSION)
-ISOLATION = zombie_fence claim_inflight late_commit same_generation \
-	commit_page_cas independent_partitions recovery_promote_race \
-	recovery_claim_race recovery_commit_page_race notify_gap \
-	ddl_index_during_apply report_gap_race claim_timeout reconfigure_claim_race \
-	reindex_concurrently owner_ddl register_no_wait refusal_no_lock recovery_scope_race pipelined_note \
-	partial_boundary isolation_levels pipelined_page \
-	prune_during_apply ring_truncate
+ISOLATION = $(sort $(patsubst test/specs/%.spec,%,$(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --outputdir=test/output_iso
 TAP_TESTS = 1
 
