@@ -29,7 +29,8 @@
 #      shows it;
 #   8. no "section N" or "issue N" where users read: README, docs/,
 #      examples/, the comments of the installed objects;
-#   9. the README is at most 600 lines and links every page of docs/.
+#   9. the README is at most 600 lines and links every page of docs/;
+#  10. the counts of tests docs/tests.md gives are the tree's.
 # Also: every link to a heading (#anchor, FILE.md#anchor) finds one, and
 # the README's "Contents" line lists its sections in order.
 # Ends with "docs-check: N passed, M failed"; exit status 1 if any failed.
@@ -371,6 +372,29 @@ check(!@src_refs, 'no source file cites a document outside the repository', join
 	my ($list) = $readme =~ /^## Documentation\n(.*?)^## /ms;
 	my @unlisted = grep { my $f = $_; !defined $list || $list !~ /\]\(\Q$f\E\)/ } map { s{^\Q$src\E/}{}r } glob("$src/docs/*.md");
 	check(!@unlisted, "README.md's Documentation list links every page of docs/", join(', ', @unlisted));
+}
+
+# 10. the counts docs/tests.md gives are the tree's: regression files,
+# isolation specs, TAP files (and the portable edition's and the
+# sanitizers' runs of the same)
+{
+	my $t = $text{'docs/tests.md'};
+	my $nsql = () = glob("$src/test/sql/*.sql");
+	my $nspec = () = glob("$src/test/specs/*.spec");
+	my $ntap = () = glob("$src/t/*.pl");
+	my @want = ([qr{\(`test/sql/`, `test/expected/`, (\d+) files\)}, $nsql, 'regression files'],
+		[qr{\(`test/specs/`, (\d+) specs}, $nspec, 'isolation specs'],
+		[qr{\(`t/`, (\d+) files}, $ntap, 'TAP files'],
+		[qr{the C edition's (\d+) regression files}, $nsql - 1, 'regression files the portable edition runs (setup aside)'],
+		[qr{the C edition's \d+ regression files and (\d+) isolation specs}, $nspec, 'isolation specs the portable edition runs'],
+		[qr{the regression suite \((\d+)\) and isolation specs}, $nsql, 'regression files under the sanitizers'],
+		[qr{the regression suite \(\d+\) and isolation specs \((\d+)\)}, $nspec, 'isolation specs under the sanitizers']);
+	for my $w (@want)
+	{
+		my ($re, $n, $what) = @$w;
+		my ($said) = $t =~ $re;
+		check(defined $said && $said == $n, "docs/tests.md counts the $what ($n)", defined $said ? "it says $said" : 'no count found');
+	}
 }
 
 print "docs-check: $passed passed, $failed failed\n";
