@@ -27,8 +27,8 @@
 #   7. docs/checkpoint-states.svg names every state, claim verdict and call
 #      that moves a checkpoint (read from the catalog), and the README
 #      shows it;
-#   8. no "section N" or "issue N" where users read: README, docs/,
-#      examples/, the comments of the installed objects;
+#   8. no "section N" or "issue N" where users read: README, CHANGELOG,
+#      docs/, examples/, the comments of the installed objects;
 #   9. the README is at most 600 lines and links every page of docs/;
 #  10. the counts of tests docs/tests.md gives are the tree's.
 # Also: every link to a heading (#anchor, FILE.md#anchor) finds one, and
@@ -347,7 +347,7 @@ check(!@src_refs, 'no source file cites a document outside the repository', join
 # objects (the catalog's, as \d+ shows them)
 {
 	my $pat = qr/\b(?:[Ss]ection|[Ii]ssue)s? \d+/;
-	my @files = ('README.md', map { s{^\Q$src\E/}{}r } glob("$src/docs/*.md"),
+	my @files = ('README.md', 'CHANGELOG.md', map { s{^\Q$src\E/}{}r } glob("$src/docs/*.md"),
 		glob("$src/examples/*.{sql,md}"), glob("$src/examples/*/*.{c,h,py,sh,md,sql}"));
 	for my $f (@files)
 	{
