@@ -58,26 +58,10 @@ $victim->query_safe("SELECT sog.commit_page($cp, 1, NULL, 'token-4-6')");
 # included, so they are on disk for recovery to replay.
 $node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker ()');
 
-my $log_offset = -s $node->logfile;
-
 # SIGKILL, not pg_terminate_backend: the backend gets no chance to abort
-# its transaction, and the postmaster treats it as a crash.
-PostgreSQL::Test::Utils::system_or_bail('pg_ctl', 'kill', 'KILL',
-	$victim_pid);
-
-# The victim's psql notices its connection is gone.
-$victim->{stdin} .= "SELECT 1;\n";
-ok( pump_until(
-		$victim->{run}, $victim->{timeout},
-		\$victim->{stderr},
-		qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server/m
-	),
-	'the victim session lost its connection');
-$victim->{run}->finish;
-
-SogTest::wait_for_crash_restart($node, $victim_pid, $log_offset);
-ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
-	'the cluster is back after crash recovery');
+# its transaction, and the postmaster treats it as a crash; the victim's
+# psql notices, and the cluster is back after crash recovery.
+SogTest::kill9_backend($node, $victim, $victim_pid, 'the victim session');
 
 is( $node->safe_psql(
 		'postgres',

@@ -65,14 +65,7 @@ $node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker ()');
 
 $node->stop('immediate');
 
-$inflight->{stdin} .= "SELECT 1;\n";
-ok( pump_until(
-		$inflight->{run}, $inflight->{timeout},
-		\$inflight->{stderr},
-		qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server|terminating connection/m
-	),
-	'the open transaction lost its connection');
-$inflight->{run}->finish;
+SogTest::session_lost($inflight, 'the open transaction');
 
 $node->start;
 

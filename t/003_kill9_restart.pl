@@ -48,13 +48,7 @@ $node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker ()');
 
 SogTest::kill9_and_wait($node);
 
-$inflight->{stdin} .= "SELECT 1;\n";
-pump_until(
-	$inflight->{run}, $inflight->{timeout},
-	\$inflight->{stderr},
-	qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server|terminating connection/m
-);
-$inflight->{run}->finish;
+SogTest::session_lost($inflight, 'the open transaction');
 
 $node->start;
 

@@ -139,20 +139,6 @@ sub kill9_and_restart
 	$node->start;
 }
 
-# A background session notices that its connection is gone.
-sub connection_lost
-{
-	my ($session, $name) = @_;
-	$session->{stdin} .= "SELECT 1;\n";
-	ok( pump_until(
-			$session->{run}, $session->{timeout},
-			\$session->{stderr},
-			qr/server closed the connection unexpectedly|connection to server was lost|could not send data to server|terminating connection/m
-		),
-		"$name lost its connection");
-	$session->{run}->finish;
-}
-
 #
 # 1. The postmaster dies after the page committed, before the promote.
 #
@@ -209,7 +195,7 @@ $node->safe_psql('postgres', 'CHECKPOINT');
 $node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker_2 ()');
 
 $node->stop('immediate');
-connection_lost($open, 'crash 2: the open promote');
+SogTest::session_lost($open, 'crash 2: the open promote');
 $node->start;
 
 is($node->safe_psql('postgres', "SELECT outcome($rid2)"),
@@ -245,15 +231,9 @@ is( $victim->query_safe(
 	'crash 3: the promote ran inside the open transaction');
 $node->safe_psql('postgres', 'CREATE TABLE wal_flush_marker_3 ()');
 
-my $log_offset = -s $node->logfile;
 # SIGKILL, not pg_terminate_backend: the backend gets no chance to abort
 # its transaction, and the postmaster treats it as a crash.
-PostgreSQL::Test::Utils::system_or_bail('pg_ctl', 'kill', 'KILL',
-	$victim_pid);
-connection_lost($victim, 'crash 3: the killed promote');
-SogTest::wait_for_crash_restart($node, $victim_pid, $log_offset);
-ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
-	'crash 3: the cluster is back after crash recovery');
+SogTest::kill9_backend($node, $victim, $victim_pid, 'crash 3: the killed promote');
 
 is($node->safe_psql('postgres', "SELECT outcome($rid3)"),
 	'untouched', 'crash 3: the checkpoint is untouched');

@@ -1,6 +1,6 @@
 # 005_dump_restore.pl: pg_dump and a restore reproduce every checkpoint,
 # receipt, gap, manifest, recovery attempt and user-added provider row of the
-# extension (README: roles and grants, backup and restore), and the restored state behaves: a replay
+# extension (docs/operations.md: roles and grants, backup and restore), and the restored state behaves: a replay
 # is still recognised as duplicates, the fence still holds, and open gaps are
 # still open.  Seeded provider rows are not dumped (CREATE EXTENSION seeds
 # them again), so the restore does not fail on duplicates.

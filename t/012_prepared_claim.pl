@@ -118,7 +118,7 @@ is($node->safe_psql('postgres', q{SELECT generation, verdict, resume_from FROM s
 # An unrelated transaction older than the savepoint's, open or prepared,
 # is never named.  The C edition names the holder (pg_subtrans); the
 # portable edition cannot tell which of the two owns the released
-# subtransaction and says "an open transaction" (README, "what differs").
+# subtransaction and says "an open transaction" (docs/portable.md, what differs).
 my $portable = defined $ENV{SOG_PORTABLE_INSTALL};
 my $older = $node->background_psql('postgres', on_error_stop => 0);
 my $older_pid = $older->query_safe('SELECT pg_backend_pid()');

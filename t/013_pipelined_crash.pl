@@ -1,5 +1,5 @@
 # 013_pipelined_crash.pl: real crashes at each step of the pipelined loop
-# (README: consumer guide; one commit per page).  A worker that has fetched
+# (docs/consumer.md: one commit per page).  A worker that has fetched
 # page k+1 while it applies page k notes page k+1 inside page k's sink
 # transaction, after page k's apply:
 #

@@ -214,7 +214,7 @@ sub kill9_backend
 }
 
 # The buffer hash of the records given as [position text, payload bytes]
-# in increasing position order, computed by the client (README: hash
+# in increasing position order, computed by the client (docs/reference.md: hash
 # definitions): h0 = SHA-256("sog:buffer:v1"), hi = SHA-256(h(i-1) ||
 # be16(len(Pi)) || Pi || SHA-256(payload)); lowercase hex.
 sub buffer_hash
