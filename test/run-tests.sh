@@ -523,13 +523,17 @@ suite_reliability_checker() {
 # The README's Python example, run against the test cluster, and the README
 # quoting a part of it verbatim (so that what users copy is what was run):
 # its python block is a run of whole lines of examples/python/sink.py, at
-# least 20 of them.
+# least 20 of them, and docs/consumer.md quotes the whole file.
 readme_quotes_python() {
-	python3 - "$tree/README.md" "$tree/examples/python/sink.py" <<'PY'
+	python3 - "$tree/README.md" "$tree/examples/python/sink.py" "$tree/docs/consumer.md" <<'PY'
 import re, sys
 readme, sink = (open(f).read() for f in sys.argv[1:3])
 blocks = re.findall(r"^```python\n(.*?)^```$", readme, re.M | re.S)
 ok = len(blocks) == 1 and blocks[0].count("\n") >= 20 and ("\n" + blocks[0]) in ("\n" + sink)
+# docs/consumer.md quotes the whole file
+guide = open(sys.argv[3]).read()
+whole = [b for b in re.findall(r"^```python\n(.*?)^```$", guide, re.M | re.S) if b.startswith('"""A consumer\'s sink')]
+ok = ok and len(whole) == 1 and whole[0] == sink
 sys.exit(0 if ok else 1)
 PY
 }
@@ -537,7 +541,7 @@ suite_python_example() {
 	if [ "$server_up" != 1 ]; then
 		suite_result python-example failed "not run: $no_server"
 	elif ! readme_quotes_python; then
-		echo "run-tests: README.md's python block is not whole lines of examples/python/sink.py, verbatim"
+		echo "run-tests: README.md's python block is not whole lines of examples/python/sink.py, or docs/consumer.md's is not the whole file, verbatim"
 		suite_result python-example failed
 	elif as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_python' &&
 		as_pg psql -X -q -v ON_ERROR_STOP=1 -d sog_python -c 'CREATE EXTENSION stream_offset_guard' &&
