@@ -27,7 +27,6 @@ OBJS = \
 	src/reconfigure.o \
 	src/recovery.o \
 	src/promote.o \
-	src/symbol.o \
 	src/util.o \
 	$(WIN32RES)
 PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"

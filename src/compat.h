@@ -48,6 +48,25 @@
 #endif
 
 /*
+ * Whether this backend holds exactly lockmode on relation relid: 17 gave
+ * LockHeldByMe its "or a stronger mode" argument (false keeps 15's meaning).
+ */
+#include "miscadmin.h"
+#include "storage/lock.h"
+static inline bool
+sog_relation_lock_held(Oid relid, LOCKMODE lockmode)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+#if PG_VERSION_NUM >= 170000
+	return LockHeldByMe(&tag, lockmode, false);
+#else
+	return LockHeldByMe(&tag, lockmode);
+#endif
+}
+
+/*
  * Soft input errors (16): input functions report through fcinfo->context so
  * that pg_input_is_valid() works.  Before 16 they simply raise.
  */

@@ -39,7 +39,6 @@
  *						recovery_event, and the attempt store
  *	promote.c			promote, and the conclusion of attempts a new
  *						generation fences
- *	symbol.c			a function another library keeps hidden (Citus)
  *	util.c				argument checks, values in messages
  *	compat.h			every PG_VERSION_NUM guard
  *

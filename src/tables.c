@@ -28,14 +28,14 @@
  *	- Whether the placement check passed (placement_checked): cleared by any
  *	  relcache invalidation (Citus invalidates the table it converts), and
  *	  set only if no invalidation arrived while the check ran; whether Citus
- *	  is installed (citus_present), as of that check; the address of Citus'
- *	  Use2PCForCoordinatedTransaction, looked up once (exported, or from
- *	  Citus' symbol table: symbol.c), or why it was not found.
+ *	  is installed (citus_present), as of that check; and, on a Citus
+ *	  coordinator, the OIDs of the two-phase-commit table sog.citus_2pc and
+ *	  of its shard on this node, or why it cannot serve (citus_2pc_why):
+ *	  computed by the same check, which a missing or unusable table makes
+ *	  run again at the next call (its creation invalidates no table of ours).
  * Nothing else about a relation - its indexes, constraints, triggers - is
  * kept: writers open the relation each call and take all of it from the
  * relcache (writer.c).
- *
- * Relies on: symbol.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,6 +50,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -57,7 +58,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "symbol.h"
+#include "compat.h"
 #include "tables.h"
 
 static const char *const cp_names[CP_NATTS] = {
@@ -87,8 +88,9 @@ static struct
 	uint64		invalidations;	/* relcache invalidations seen */
 	bool		receipt_stale;	/* sog.receipt may have a new OID */
 	bool		citus_present;	/* as of the last placement check */
-	void		(*use_2pc) (void);	/* Citus' Use2PCForCoordinatedTransaction */
-	const char *use_2pc_missing;	/* why it was not found (static text) */
+	Oid			citus_2pc_rel;	/* sog.citus_2pc, a Citus local table */
+	Oid			citus_2pc_shard;	/* its shard, on this node */
+	const char *citus_2pc_why;	/* why it cannot serve (static text), or NULL */
 	Oid			nsp;
 	Oid			checkpoint_rel;
 	Oid			receipt_rel;
@@ -144,6 +146,8 @@ tables_relcache_callback(Datum arg, Oid relid)
 		for (i = 0; i < SOG_NTABLES; i++)
 			if (tables.own_rels[i] == relid)
 				tables.placement_checked = false;
+		if (relid == tables.citus_2pc_rel || relid == tables.citus_2pc_shard)
+			tables.placement_checked = false;
 	}
 	tables.invalidations++;
 }
@@ -188,6 +192,66 @@ latest_row(const char *sql, Oid nsp, char **a, char **b)
 }
 
 /*
+ * On a Citus coordinator: find sog.citus_2pc, the table whose write makes
+ * Citus commit the sink transaction with two-phase commit
+ * (sog_citus_use_2pc), and its shard on this node; or say why it cannot
+ * serve (tables.citus_2pc_why).  It must be a Citus local table, or any
+ * Citus table of one shard with one placement, on this node: Citus then
+ * runs a write of it in this backend (local execution), and that is what
+ * turns two-phase commit on.  Read from pg_dist_partition, pg_dist_shard
+ * and pg_dist_placement (documented in Citus' reference), on the newest
+ * committed catalog state.
+ */
+static void
+find_citus_2pc(Oid nsp)
+{
+	char	   *state = NULL;
+	char	   *shard = NULL;
+
+	if (!latest_row("SELECT CASE "
+					"WHEN p.logicalrelid IS NULL THEN 'local' "
+					"WHEN (SELECT pg_catalog.count(*) FROM pg_catalog.pg_dist_shard s "
+					"      JOIN pg_catalog.pg_dist_placement pl "
+					"        ON pl.shardid OPERATOR(pg_catalog.=) s.shardid "
+					"      WHERE s.logicalrelid OPERATOR(pg_catalog.=) c.oid) "
+					"     OPERATOR(pg_catalog.<>) 1 THEN 'placements' "
+					"WHEN NOT EXISTS (SELECT FROM pg_catalog.pg_dist_shard s "
+					"      JOIN pg_catalog.pg_dist_placement pl "
+					"        ON pl.shardid OPERATOR(pg_catalog.=) s.shardid "
+					"      JOIN pg_catalog.pg_dist_local_group g "
+					"        ON g.groupid OPERATOR(pg_catalog.=) pl.groupid "
+					"      WHERE s.logicalrelid OPERATOR(pg_catalog.=) c.oid) THEN 'remote' "
+					"ELSE 'ok' END, "
+					"(SELECT pg_catalog.min(s.shardid)::text FROM pg_catalog.pg_dist_shard s "
+					"  WHERE s.logicalrelid OPERATOR(pg_catalog.=) c.oid) "
+					"FROM pg_catalog.pg_class c "
+					"LEFT JOIN pg_catalog.pg_dist_partition p "
+					"  ON p.logicalrelid OPERATOR(pg_catalog.=) c.oid "
+					"WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
+					"AND c.relname OPERATOR(pg_catalog.=) 'citus_2pc' "
+					"AND c.relkind OPERATOR(pg_catalog.=) 'r'",
+					nsp, &state, &shard))
+	{
+		tables.citus_2pc_why = "there is no table sog.citus_2pc";
+		return;
+	}
+	tables.citus_2pc_rel = get_relname_relid("citus_2pc", nsp);
+	if (strcmp(state, "local") == 0)
+		tables.citus_2pc_why = "table sog.citus_2pc is not managed by Citus";
+	else if (strcmp(state, "placements") == 0)
+		tables.citus_2pc_why = "table sog.citus_2pc has more than one shard or placement";
+	else if (strcmp(state, "remote") == 0)
+		tables.citus_2pc_why = "the shard of table sog.citus_2pc is on another node";
+	else
+	{
+		/* Citus names a shard <table>_<shard id>, in the table's schema */
+		tables.citus_2pc_shard = get_relname_relid(psprintf("citus_2pc_%s", shard), nsp);
+		if (!OidIsValid(tables.citus_2pc_shard))
+			tables.citus_2pc_why = "the shard of table sog.citus_2pc is missing on this node";
+	}
+}
+
+/*
  * Refuse to work where the extension's rows are not in this node's heap
  * (Citus; docs/scaling.md):
  *   - on a Citus worker: Citus propagates CREATE EXTENSION to the workers,
@@ -221,6 +285,9 @@ check_placement(Oid nsp)
 	find_own_rels(nsp);			/* a table re-created since has a new OID */
 
 	tables.citus_present = OidIsValid(get_extension_oid("citus", true));
+	tables.citus_2pc_rel = InvalidOid;
+	tables.citus_2pc_shard = InvalidOid;
+	tables.citus_2pc_why = NULL;
 	if (!tables.citus_present)
 	{
 		tables.placement_checked = (seen == tables.invalidations);
@@ -238,6 +305,7 @@ check_placement(Oid nsp)
 				   "FROM pg_catalog.pg_dist_partition p "
 				   "JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) p.logicalrelid "
 				   "WHERE c.relnamespace OPERATOR(pg_catalog.=) $1 "
+				   "AND c.relname OPERATOR(pg_catalog.<>) 'citus_2pc' "
 				   "ORDER BY c.relname LIMIT 1",
 				   nsp, &table, &method))
 		ereport(ERROR,
@@ -247,7 +315,10 @@ check_placement(Oid nsp)
 						   method && strcmp(method, "n") == 0 ? "a reference table" :
 						   "a distributed table"),
 				 errhint("Make it a local table of the coordinator again (docs/scaling.md, \"The way back\"); distribute the sink tables instead.")));
-	tables.placement_checked = (seen == tables.invalidations);
+	find_citus_2pc(nsp);
+	/* a table still to be created or converted is looked for again */
+	tables.placement_checked = (seen == tables.invalidations) &&
+		tables.citus_2pc_why == NULL;
 }
 
 void
@@ -255,26 +326,6 @@ sog_tables_check_placement(void)
 {
 	if (!tables.placement_checked && OidIsValid(tables.nsp))
 		check_placement(tables.nsp);
-}
-
-/*
- * Find Citus' Use2PCForCoordinatedTransaction, once per backend: exported
- * on PostgreSQL 15; from 16 on PGXS builds Citus with hidden symbols, and
- * it is found in Citus' symbol table instead (symbol.c), anchored at the
- * exported _PG_init.  A failure is remembered (use_2pc_missing says why).
- */
-static void
-find_use_2pc(void)
-{
-	void	   *fn = load_external_function("$libdir/citus", "Use2PCForCoordinatedTransaction",
-											false, NULL);
-	const char *why = NULL;
-
-	if (fn == NULL)
-		fn = sog_hidden_function(load_external_function("$libdir/citus", "_PG_init", true, NULL),
-								 "_PG_init", "Use2PCForCoordinatedTransaction", &why);
-	tables.use_2pc = (void (*) (void)) fn;
-	tables.use_2pc_missing = fn ? NULL : why;
 }
 
 /*
@@ -286,23 +337,72 @@ find_use_2pc(void)
  * COMMIT) would keep the sink rows without the receipts that say they
  * were applied, and the replay would insert them again.  With 2PC the
  * workers prepare first and commit only after the coordinator committed.
- * Citus resets the flag at the end of every transaction.
+ *
+ * The way Citus supports: a write to a Citus table whose shard is on this
+ * node, which Citus runs in this backend ("local execution"), turns on
+ * two-phase commit for the transaction - Citus 13.2,
+ * src/backend/distributed/executor/local_executor.c,
+ * ExecuteLocalTaskListExtended: "Any modification on the local execution
+ * should enable 2PC" (Use2PCForCoordinatedTransaction for every task that
+ * is not read-only, whether or not it changes a row).  Citus clears that
+ * at the end of the transaction only (transaction_management.c,
+ * ResetGlobalVariables), not at a subtransaction's abort.
+ *
+ * The write is DELETE FROM sog.citus_2pc, a table that is always empty
+ * (its CHECK (false) admits no row), so it takes no row lock and never
+ * waits for another consumer.  That Citus ran it here is checked, not
+ * assumed: local execution locks the shard in this backend with
+ * RowExclusiveLock, a connection (citus.enable_local_execution off, or a
+ * transaction that already reached this node over one) would lock it in
+ * another backend.  The lock also says that a transaction already did it:
+ * one DELETE per transaction, whatever the number of calls (a lock taken
+ * in a subtransaction that aborted is released with it, and the DELETE
+ * runs again).
+ *
+ * Refused (0A000) when sog.citus_2pc is missing or unusable, or when Citus
+ * did not run the DELETE here.
  */
 void
 sog_citus_use_2pc(void)
 {
+	MemoryContext caller = CurrentMemoryContext;
+	AclResult	acl;
+
+	if (!tables.placement_checked && OidIsValid(tables.nsp))
+		check_placement(tables.nsp);
 	if (!tables.citus_present)
 		return;
-	if (tables.use_2pc == NULL && tables.use_2pc_missing == NULL)
-		find_use_2pc();
-	if (tables.use_2pc == NULL)
+	if (tables.citus_2pc_why)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot commit the sink transaction through Citus' two-phase commit"),
-				 errdetail("Citus' function Use2PCForCoordinatedTransaction is not exported by the Citus library loaded here, and %s (tested with Citus 13.2).",
-						   tables.use_2pc_missing),
-				 errhint("Install Citus unstripped (built from source) or with its debug symbols; without two-phase commit a crash could keep sink rows without their receipts.")));
-	tables.use_2pc();
+				 errdetail("On a Citus coordinator the extension makes Citus use two-phase commit by writing table sog.citus_2pc, a Citus local table, in every transaction that changes its state, and %s.",
+						   tables.citus_2pc_why),
+				 errhint("Create it once, as the extension's owner, on the coordinator (docs/scaling.md, \"Two-phase commit\"): CREATE TABLE sog.citus_2pc (CHECK (false)); SELECT citus_add_local_table_to_metadata('sog.citus_2pc');")));
+	if (sog_relation_lock_held(tables.citus_2pc_shard, RowExclusiveLock))
+		return;					/* this transaction did it already */
+
+	acl = pg_class_aclcheck(tables.citus_2pc_rel, GetUserId(), ACL_DELETE);
+	if (acl != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("cannot commit the sink transaction through Citus' two-phase commit"),
+				 errdetail("Role %s, which runs the extension's functions, may not delete from table sog.citus_2pc.",
+						   GetUserNameFromId(GetUserId(), false)),
+				 errhint("Create sog.citus_2pc as the extension's owner, or grant DELETE on it to that role.")));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_plan(sog_keep_plan(PLAN_CITUS_2PC, "DELETE FROM sog.citus_2pc", 0, NULL),
+						 NULL, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "DELETE FROM sog.citus_2pc failed");
+	SPI_finish();
+	MemoryContextSwitchTo(caller);
+	if (!sog_relation_lock_held(tables.citus_2pc_shard, RowExclusiveLock))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot commit the sink transaction through Citus' two-phase commit"),
+				 errdetail("Citus did not write table sog.citus_2pc in this backend (local execution), which is what makes it use two-phase commit: citus.enable_local_execution is off, or this transaction already reached this node over a connection."),
+				 errhint("Leave citus.enable_local_execution on, and call the extension's functions before statements that Citus runs over connections to the coordinator itself.")));
 }
 
 /*

@@ -67,6 +67,7 @@ typedef enum SogPlan
 	PLAN_GAP_INSERT,
 	PLAN_MANIFEST_INSERT,
 	PLAN_GAP_NEWEST_ID,
+	PLAN_CITUS_2PC,				/* sog_citus_use_2pc */
 	SOG_NPLANS
 } SogPlan;
 
@@ -94,7 +95,10 @@ extern const char *sog_query(const char *sql);
  */
 extern void sog_tables_check_placement(void);
 
-/* On a Citus coordinator: have Citus commit this transaction with 2PC. */
+/*
+ * On a Citus coordinator: have Citus commit this transaction with 2PC (a
+ * write of sog.citus_2pc that Citus runs here), or refuse (0A000).
+ */
 extern void sog_citus_use_2pc(void);
 
 /* OIDs of sog.checkpoint, sog.receipt and the type sog.position. */

@@ -143,6 +143,9 @@ for n in coord single; do
 	fi
 	psql_n "$n" -f "$repo/bench/setup_sog.sql" >"$OUT/setup-$n.log" 2>&1 || die "bench/setup_sog.sql on $n (see $OUT/setup-$n.log)"
 done
+# the coordinator's two-phase-commit table (docs/scaling.md, "Two-phase commit")
+psql_n coord -c 'CREATE TABLE IF NOT EXISTS sog.citus_2pc (CHECK (false))' \
+	-c "SELECT citus_add_local_table_to_metadata('sog.citus_2pc')" >/dev/null || die "cannot create sog.citus_2pc"
 say "Citus: coordinator :$(port_of coord), workers :$(port_of w1) :$(port_of w2); single node :$(port_of single)"
 psql_n coord -At -F' ' -c "SELECT p, n.nodeport FROM generate_series(0, 3) p,
 	LATERAL (SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('sink', p)) n" |

@@ -105,6 +105,24 @@ citus_ensure() {
 	echo "citus: installed into $pkglibdir"
 }
 
+# Strip the installed citus.so (strip --strip-unneeded, as Debian's
+# dh_strip does), and check it: no symbol table, so nm finds none of
+# Citus' functions (on 15 the exported ones stay in the dynamic table;
+# from 16 on Use2PCForCoordinatedTransaction is hidden and is then nowhere).
+citus_strip() {
+	local lib="$pkglibdir/citus.so"
+	sog_install_packages binutils || return 1
+	if ! sog_as_root strip --strip-unneeded "$lib"; then
+		echo "test-citus: strip --strip-unneeded $lib failed" >&2
+		return 1
+	fi
+	if readelf -S "$lib" | grep '\.symtab' >/dev/null || nm "$lib" 2>/dev/null | grep Use2PCForCoordinatedTransaction >/dev/null; then
+		echo "test-citus: $lib still has a symbol table after strip" >&2
+		return 1
+	fi
+	echo "citus: $lib stripped (strip --strip-unneeded): no symbol table; Use2PCForCoordinatedTransaction $(nm -D --defined-only "$lib" | grep ' Use2PCForCoordinatedTransaction$' >/dev/null && echo 'exported (dynamic table)' || echo 'not exported')"
+}
+
 # A copy of the working tree (without .git and build products) in $1,
 # built and installed into PG_CONFIG's PostgreSQL.
 extension_install() {

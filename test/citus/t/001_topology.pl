@@ -27,9 +27,19 @@ is( $coord->safe_psql('postgres',
 	'2',
 	'a coordinator and two workers');
 is( $coord->safe_psql('postgres',
-		q{SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::regclass::text LIKE 'sog.%'}),
+		q{SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::regclass::text LIKE 'sog.%'
+		     AND logicalrelid <> 'sog.citus_2pc'::regclass}),
 	'0',
 	"the extension's tables are local to the coordinator");
+# sog.citus_2pc, the operator's, is a Citus local table: its one shard is
+# on the coordinator, so Citus writes it in the consumer's backend
+is( $coord->safe_psql('postgres',
+		q{SELECT p.partmethod::text || ' ' || count(*) || ' ' || bool_and(pl.groupid = 0)
+		    FROM pg_dist_partition p JOIN pg_dist_shard s USING (logicalrelid)
+		    JOIN pg_dist_placement pl USING (shardid)
+		   WHERE p.logicalrelid = 'sog.citus_2pc'::regclass GROUP BY p.partmethod}),
+	'n 1 true',
+	'sog.citus_2pc has one placement, on the coordinator');
 
 my ($pa, $pb) = CitusTest::partitions_on($coord, $w1, $w2);
 ok(defined $pa && defined $pb, "partition $pa is on worker 1, partition $pb on worker 2");
@@ -161,10 +171,13 @@ SELECT sog.apply($cpb, $genb, '21', sog.payload_digest(convert_to('p$pb-e21', 'U
 INSERT INTO sink VALUES ($pb, 21, 'p$pb-e21');
 COMMIT;");
 is($rc, 0, 'a single-shard INSERT ... VALUES with sog.apply commits');
-# the extension asks Citus for two-phase commit in every transaction that
-# changes its state (Use2PCForCoordinatedTransaction)
+# the extension makes Citus use two-phase commit in every transaction that
+# changes its state: a write of sog.citus_2pc, which Citus runs in this
+# backend (local execution), once per transaction
 like($err, qr/issuing PREPARE TRANSACTION/,
 	'the single-shard sink transaction is committed with two-phase commit');
+unlike($err, qr/issuing .*citus_2pc/,
+	'  sog.citus_2pc is written in this backend, not over a connection');
 CitusTest::invariants('after a single-shard INSERT ... VALUES', $coord, \@workers, $cpb, $pb, 21);
 
 # --- the workers have the extension too ------------------------------------------------------

@@ -127,8 +127,8 @@ $extra});
 }
 
 # A coordinator and two workers; the extension installed on the coordinator
-# (Citus propagates CREATE EXTENSION to the workers: see t/001), the sink
-# tables created.  Returns ($coordinator, $worker1, $worker2).
+# (Citus propagates CREATE EXTENSION to the workers: see t/001) with its
+# two-phase-commit table sog.citus_2pc, the sink tables created.  Returns ($coordinator, $worker1, $worker2).
 sub cluster
 {
 	my ($prefix, %conf) = @_;
@@ -146,6 +146,10 @@ sub cluster
 		'postgres', q{
 SET client_min_messages = warning;
 CREATE EXTENSION stream_offset_guard;
+-- the table whose write makes Citus commit the sink transaction with
+-- two-phase commit (docs/scaling.md, "Two-phase commit")
+CREATE TABLE sog.citus_2pc (CHECK (false));
+SELECT citus_add_local_table_to_metadata('sog.citus_2pc');
 CREATE TABLE sink (
 	partition int NOT NULL,
 	pos bigint NOT NULL,
