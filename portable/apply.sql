@@ -449,7 +449,7 @@ BEGIN
 				  DETAIL = format('Expected %s, but the checkpoint holds %s.',
 								  sog.quoted(expected, 'no token'),
 								  sog.quoted(token, 'no token')),
-				  HINT = 'Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.';
+				  HINT = 'Another transaction committed a page first: roll back and claim again (the claim returns the checkpoint''s token).';
 	END IF;
 END
 $$;

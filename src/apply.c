@@ -661,7 +661,7 @@ swap_token(SogCheckpoint *cp, const char *expected, const char *successor)
 				 errdetail("Expected %s, but the checkpoint holds %s.",
 						   sog_quoted(expected, "no token"),
 						   sog_quoted(sog_checkpoint_token(cp), "no token")),
-				 errhint("Another transaction committed a page first: roll back, re-read the checkpoint and continue from its token.")));
+				 errhint("Another transaction committed a page first: roll back and claim again (the claim returns the checkpoint's token).")));
 	sog_checkpoint_set_token(cp, (char *) successor);
 }
 
