@@ -1141,7 +1141,7 @@ inline db_verify()
 /*
  * The rest of an open hashed or counted boundary beyond a loss through
  * `to` can no longer be verified (the hash chains through the lost
- * records): gapstore.c sog_gap_record_boundary_rest records it as an
+ * records): boundary.c sog_boundary_record_rest records it as an
  * unverified gap (to, cursor].
  */
 inline boundary_rest(to)

@@ -58,7 +58,7 @@ report_receipt_conflict(const SogCheckpoint *cp, const SogPosition *pos,
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_RECEIPT_CONFLICT),
 			 errmsg("receipt conflict at position %s of checkpoint " INT64_FORMAT,
-					sog_pos_str(pos), cp->id),
+					sog_position_label(pos), cp->id),
 			 errdetail("The receipt records payload digest %s; this event carries %s.",
 					   hx1, hx2),
 			 errhint("The source returned different bytes for an applied position: stop and audit the stream; do not write this event.")));
@@ -114,9 +114,9 @@ apply_at_or_below(SogCheckpoint *cp, const SogReceiptRun *run,
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_REGRESSION),
 			 errmsg("position %s of checkpoint " INT64_FORMAT " is out of order",
-					sog_pos_str(pos), cp->id),
+					sog_position_label(pos), cp->id),
 			 errdetail("The checkpoint has applied through %s and holds no receipt for %s (prune horizon %s).",
-					   sog_pos_str(applied), sog_pos_str(pos), sog_pos_str(cp->prune_horizon)),
+					   sog_position_label(applied), sog_position_label(pos), sog_position_label(cp->prune_horizon)),
 			 errhint("Apply events in increasing position order, resuming from the resume_from of sog.claim().")));
 	return false;				/* not reached */
 }
@@ -295,7 +295,7 @@ page_rest_context(void *arg)
 
 	if (pr->cursor)
 		errcontext("%s, noting the next page (next_cursor %s)%s", pr->fname,
-				   sog_pos_str(pr->cursor), pr->swap ? " and moving the token" : "");
+				   sog_position_label(pr->cursor), pr->swap ? " and moving the token" : "");
 	else
 		errcontext("%s, moving the token", pr->fname);
 }
@@ -603,8 +603,8 @@ note_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_REGRESSION),
 				 errmsg("read cursor %s of checkpoint " INT64_FORMAT " is behind its applied position",
-						sog_pos_str(cursor), cp->id),
-				 errdetail("The checkpoint has applied through %s.", sog_pos_str(cp->applied_position)),
+						sog_position_label(cursor), cp->id),
+				 errdetail("The checkpoint has applied through %s.", sog_position_label(cp->applied_position)),
 				 errhint("Report the last position fetched from the source; it cannot be below what was applied.")));
 	if (!count_isnull)
 		sog_check_buffered_count(count, cursor, cp->applied_position);

@@ -104,12 +104,40 @@ record_boundary(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 	cp->boundary_recorded = true;
 }
 
+void
+sog_boundary_record_rest(const SogCheckpoint *cp, const SogPosition *lost_to)
+{
+	if ((cp->read_hash == NULL && cp->read_count_isnull) ||
+		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0 ||
+		sog_position_cmp_nullable(lost_to, cp->applied_position) <= 0 ||
+		sog_position_cmp_nullable(cp->source_cursor, lost_to) <= 0)
+		return;
+	sog_gap_record(cp->id, cp->generation, "unverified", SOG_VERDICT_FAIL_CLOSED,
+				   lost_to, cp->source_cursor,
+				   psprintf(cp->read_hash ?
+							"read through %s under a hash that also covers the lost records: re-read and replay them, or accept their loss" :
+							"read through %s as a count that includes the lost records: re-read and replay them, or accept their loss",
+							sog_position_label(cp->source_cursor)));
+}
+
+/*
+ * The gap floor of a boundary note_read or halt recorded, taken as the
+ * checkpoint's row is written (checkpoint.c): the newest gap's id then.
+ * Gaps recorded later, under the row's lock, have higher ids: they are the
+ * ones found since the boundary was recorded (sog_boundary_unverified).
+ */
+int64
+sog_boundary_gap_floor(const SogCheckpoint *cp)
+{
+	return sog_gap_newest_id(cp->id);
+}
+
 char *
 sog_boundary_str(const SogCheckpoint *cp)
 {
 	return psprintf("(%s, %s]",
-					cp->read_base ? sog_pos_str(cp->read_base) : "start",
-					sog_pos_str(cp->source_cursor));
+					cp->read_base ? sog_position_label(cp->read_base) : "start",
+					sog_position_label(cp->source_cursor));
 }
 
 /* What the open boundary holds and how much of it is applied, for details. */
@@ -128,7 +156,7 @@ boundary_state(const SogCheckpoint *cp)
 		noted = "without a hash or a count";
 	if (sog_boundary_entered(cp))
 		return psprintf("The read boundary %s was noted %s; it is applied through %s, not to its cursor.",
-						sog_boundary_str(cp), noted, sog_pos_str(cp->applied_position));
+						sog_boundary_str(cp), noted, sog_position_label(cp->applied_position));
 	return psprintf("The read boundary %s was noted %s; none of it is applied.",
 					sog_boundary_str(cp), noted);
 }
@@ -140,15 +168,15 @@ report_cursor_back(const SogCheckpoint *cp, const SogPosition *cursor, const cha
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_REGRESSION),
 			 errmsg("read cursor of checkpoint " INT64_FORMAT " cannot move back from %s to %s",
-					cp->id, sog_pos_str(cp->source_cursor), sog_pos_str(cursor)),
+					cp->id, sog_position_label(cp->source_cursor), sog_position_label(cursor)),
 			 errdetail("%s %s", boundary_state(cp),
 					   psprintf("The %s would drop the records noted in (%s, %s].", call,
-								sog_pos_str(cursor), sog_pos_str(cp->source_cursor))),
+								sog_position_label(cursor), sog_position_label(cp->source_cursor))),
 			 strcmp(call, "halt") == 0 ?
 			 errhint("Halt with source_cursor NULL to hand the noted boundary %s to the successor, or apply the records through %s first.",
-					 sog_boundary_str(cp), sog_pos_str(cp->source_cursor)) :
+					 sog_boundary_str(cp), sog_position_label(cp->source_cursor)) :
 			 errhint("A read cursor moves back only through sog.claim(). Apply the records noted through %s first, or stop this worker: its successor verifies %s and replays it.",
-					 sog_pos_str(cp->source_cursor), sog_boundary_str(cp))));
+					 sog_position_label(cp->source_cursor), sog_boundary_str(cp))));
 }
 
 static bool
@@ -180,9 +208,9 @@ sog_boundary_note(SogCheckpoint *cp, SogPosition *cursor, char *hash,
 			 errmsg("read boundary %s of checkpoint " INT64_FORMAT " is not applied yet",
 					sog_boundary_str(cp), cp->id),
 			 errdetail("%s A note_read through %s would replace it, and a record noted there and not applied would be skipped unchecked.",
-					   boundary_state(cp), sog_pos_str(cursor)),
+					   boundary_state(cp), sog_position_label(cursor)),
 			 errhint("Apply every record noted through %s before noting the next page (retry a rolled-back sink transaction whole, its note included). A worker that no longer holds them stops: its successor verifies %s and replays it.",
-					 sog_pos_str(cp->source_cursor), sog_boundary_str(cp))));
+					 sog_position_label(cp->source_cursor), sog_boundary_str(cp))));
 	return false;				/* not reached */
 }
 
@@ -351,7 +379,7 @@ sog_boundary_check_close(const SogCheckpoint *cp, const SogPosition *at,
 	ereport(ERROR,
 			(errcode(ERRCODE_SOG_GAP_PENDING),
 			 errmsg("position %s would skip records read before it on checkpoint " INT64_FORMAT,
-					sog_pos_str(at), cp->id),
+					sog_position_label(at), cp->id),
 			 cp->read_hash ?
 			 errdetail("The read boundary %s was noted with %s records and a buffer hash; the " INT64_FORMAT " records applied in it do not hash to it.",
 					   sog_boundary_str(cp),
@@ -359,7 +387,7 @@ sog_boundary_check_close(const SogCheckpoint *cp, const SogPosition *at,
 			 errdetail("The read boundary %s holds " INT64_FORMAT " records, but only " INT64_FORMAT " of them are applied.",
 					   sog_boundary_str(cp), cp->read_count, found),
 			 errhint("Apply every record noted in %s from the applied position %s on, never from the read cursor; a worker that no longer holds them rolls back and stops: its successor verifies %s against the source and replays it.",
-					 sog_boundary_str(cp), cp->orig.applied_position ? sog_pos_str(cp->orig.applied_position) : "(none)",
+					 sog_boundary_str(cp), cp->orig.applied_position ? sog_position_label(cp->orig.applied_position) : "(none)",
 					 sog_boundary_str(cp))));
 }
 
@@ -381,7 +409,7 @@ sog_boundary_unverified(const SogCheckpoint *cp)
 {
 	if (!sog_boundary_checkable(cp))
 		return false;
-	return !sog_gaps_cover(cp->id, sog_boundary_base(cp), cp->source_cursor,
+	return !sog_gaps_since_cover(cp->id, sog_boundary_base(cp), cp->source_cursor,
 						   cp->read_gap_floor_isnull ? 0 : cp->read_gap_floor);
 }
 
@@ -412,14 +440,14 @@ check_left_applied(int64 id)
 			(errcode(ERRCODE_SOG_GAP_PENDING),
 			 errmsg("read boundary %s of checkpoint %s/%s/%s is applied only through %s",
 					sog_boundary_str(&cp), sog_cut(cp.consumer), sog_cut(cp.stream),
-					sog_cut(cp.partition), sog_pos_str(cp.applied_position)),
+					sog_cut(cp.partition), sog_position_label(cp.applied_position)),
 			 errdetail("The transaction applied records of the read boundary noted %s but did not reach its cursor %s; a noted record missing below %s would never be checked against the boundary.",
 					   cp.read_hash ? "with a buffer hash" :
 					   !cp.read_count_isnull ? psprintf("as " INT64_FORMAT " records", cp.read_count) :
 					   "without a hash or a count",
-					   sog_pos_str(cp.source_cursor), sog_pos_str(cp.applied_position)),
+					   sog_position_label(cp.source_cursor), sog_position_label(cp.applied_position)),
 			 errhint("Apply every record noted through %s in this transaction, or roll it back; a worker that no longer holds them rolls back and stops: its successor verifies %s and replays it.",
-					 sog_pos_str(cp.source_cursor), sog_boundary_str(&cp))));
+					 sog_position_label(cp.source_cursor), sog_boundary_str(&cp))));
 }
 
 static void

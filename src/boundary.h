@@ -33,6 +33,20 @@ extern bool sog_boundary_entered(const SogCheckpoint *cp);
  */
 extern const SogPosition *sog_boundary_base(const SogCheckpoint *cp);
 
+/*
+ * After a loss through lost_to inside an open read boundary with a hash or
+ * a count: record the rest (lost_to, cursor] as an unverified gap, since
+ * the hash (or count) also covers the lost records and can no longer be
+ * met.  Nothing when there is no such boundary.  Runs inside SPI.
+ */
+extern void sog_boundary_record_rest(const SogCheckpoint *cp, const SogPosition *lost_to);
+
+/*
+ * The newest gap's id as the row of a checkpoint whose boundary was just
+ * recorded is written (checkpoint.c): later gaps are the ones found since.
+ */
+extern int64 sog_boundary_gap_floor(const SogCheckpoint *cp);
+
 /* "(10, 20]": the boundary (read_base, source_cursor], for messages. */
 extern char *sog_boundary_str(const SogCheckpoint *cp);
 

@@ -38,7 +38,7 @@
  * changed, so that the monotonicity trigger, constraints and indexes act as
  * for any other writer and the update stays HOT.
  *
- * Relies on: access.c, gapstore.c, holder.c, position.c, tables.c, util.c,
+ * Relies on: access.c, boundary.c, holder.c, position.c, tables.c, util.c,
  * writer.c.
  *
  *-------------------------------------------------------------------------
@@ -75,7 +75,6 @@
 #include "boundary.h"
 #include "checkpoint.h"
 #include "compat.h"
-#include "gapstore.h"
 #include "holder.h"
 #include "writer.h"
 
@@ -509,7 +508,7 @@ sog_checkpoint_check_snapshot(const SogCheckpoint *cp)
 						cp->id),
 				 errdetail("This transaction runs at %s; checkpoint " INT64_FORMAT " (generation " INT64_FORMAT ", applied through %s) was changed by a transaction that committed after this one's snapshot.",
 						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ",
-						   cp->id, cp->generation, sog_pos_str(cp->applied_position)),
+						   cp->id, cp->generation, sog_position_label(cp->applied_position)),
 				 errhint("Retry the whole sink transaction, as after any serialization failure.")));
 }
 
@@ -561,8 +560,7 @@ write_row(SogCheckpoint *cp, bool always_check)
 			   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()), false);
 	if (cp->boundary_recorded && att[CP_READ_GAP_FLOOR] != InvalidAttrNumber)
 	{
-		/* gaps recorded later, under this row's lock, have higher ids */
-		cp->read_gap_floor = sog_gap_newest_id(cp->id);
+		cp->read_gap_floor = sog_boundary_gap_floor(cp);
 		cp->read_gap_floor_isnull = false;
 		change(&c, att[CP_READ_GAP_FLOOR], Int64GetDatum(cp->read_gap_floor), false);
 	}
@@ -653,21 +651,21 @@ sog_report_gap_pending(const SogCheckpoint *cp, const SogPosition *pos)
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_GAP_PENDING),
 				 errmsg("position %s is beyond an unverified gap of checkpoint " INT64_FORMAT,
-						sog_pos_str(pos), cp->id),
+						sog_position_label(pos), cp->id),
 				 errdetail("The predecessor read through %s but applied only through %s; the records in (%s, %s] have not been verified.",
-						   sog_pos_str(cp->source_cursor), sog_pos_str(cp->applied_position),
-						   cp->read_base ? sog_pos_str(cp->read_base) : "start",
-						   sog_pos_str(cp->source_cursor)),
+						   sog_position_label(cp->source_cursor), sog_position_label(cp->applied_position),
+						   cp->read_base ? sog_position_label(cp->read_base) : "start",
+						   sog_position_label(cp->source_cursor)),
 				 errhint("Re-fetch (%s, %s], hash it and call sog.verify_gap() before applying or recovering newer events.",
-						 cp->read_base ? sog_pos_str(cp->read_base) : "start",
-						 sog_pos_str(cp->source_cursor))));
+						 cp->read_base ? sog_position_label(cp->read_base) : "start",
+						 sog_position_label(cp->source_cursor))));
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_GAP_PENDING),
 				 errmsg("position %s is beyond an unresolved gap of checkpoint " INT64_FORMAT,
-						sog_pos_str(pos), cp->id),
+						sog_position_label(pos), cp->id),
 				 errdetail("The checkpoint failed closed at applied position %s; records after it cannot be proven.",
-						   sog_pos_str(cp->applied_position)),
+						   sog_position_label(cp->applied_position)),
 				 errhint("An operator must resolve the gap (see sog.unresolved_gaps and sog.resolve_gap()).")));
 }
 

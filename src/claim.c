@@ -103,7 +103,7 @@ claim_identity_changed(SogCheckpoint *cp, const char *identity, SogManifest *m)
 	sog_evaluate_boundary(NULL, above, NULL, m);
 	m->resume_from = cp->applied_position;
 	if (gap_id == 0)
-		gap_id = sog_gap_record(cp, "identity_changed", m->verdict,
+		gap_id = sog_gap_record(cp->id, cp->generation, "identity_changed", m->verdict,
 								sog_boundary_base(cp),
 								sog_position_cmp_nullable(cp->source_cursor,
 														  cp->applied_position) > 0 ?
@@ -162,7 +162,7 @@ claim_evaluate(SogCheckpoint *cp, const char *identity, ClaimPlan *plan)
 			break;
 		case SOG_VERDICT_FAIL_CLOSED:
 		case SOG_VERDICT_DIVERGENCE:
-			plan->gap_id = sog_gap_record(cp, gap_reason_for(plan->m.verdict),
+			plan->gap_id = sog_gap_record(cp->id, cp->generation, gap_reason_for(plan->m.verdict),
 										  plan->m.verdict, sog_boundary_base(cp),
 										  gap_end(plan->m.verdict, cursor), NULL);
 			cp->state = SOG_STATE_FAILED_CLOSED;
@@ -205,8 +205,9 @@ SOG_ENTRY(sog_claim, true)
 	cursor = cp.source_cursor;
 	claim_evaluate(&cp, identity, &plan);
 
-	sog_manifest_record(&cp, "claim", cursor, cp.read_hash, cp.read_count_isnull,
-						cp.read_count, &plan.m, plan.gap_id, NULL);
+	sog_manifest_record(cp.id, cp.generation, cp.owner, cp.applied_position, "claim",
+						cursor, cp.read_hash, cp.read_count_isnull, cp.read_count,
+						&plan.m, plan.gap_id, NULL);
 	sog_checkpoint_write(&cp);
 	sog_recovery_fence_open(&cp, 0);	/* the new generation fences them */
 	sog_store_end();
@@ -289,13 +290,14 @@ SOG_ENTRY(sog_halt, true)
 	if (cp.state == SOG_STATE_RUNNING &&
 		(m.verdict == SOG_VERDICT_FAIL_CLOSED || m.verdict == SOG_VERDICT_DIVERGENCE))
 	{
-		gap_id = sog_gap_record(&cp, gap_reason_for(m.verdict), m.verdict,
+		gap_id = sog_gap_record(cp.id, cp.generation, gap_reason_for(m.verdict), m.verdict,
 								sog_boundary_base(&cp), gap_end(m.verdict, cursor), NULL);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
-	sog_manifest_record(&cp, "halt", cursor, hash, count_isnull, count, &m,
-						gap_id, kept ? psprintf("the read boundary %s noted earlier is not applied: handed over as noted, not as the halt gave it",
-												sog_boundary_str(&cp)) : NULL);
+	sog_manifest_record(cp.id, cp.generation, cp.owner, cp.applied_position, "halt",
+						cursor, hash, count_isnull, count, &m, gap_id,
+						kept ? psprintf("the read boundary %s noted earlier is not applied: handed over as noted, not as the halt gave it",
+										sog_boundary_str(&cp)) : NULL);
 	cp.owner = NULL;			/* released */
 	sog_checkpoint_write(&cp);
 	sog_store_end();

@@ -103,7 +103,7 @@ SOG_ENTRY(sog_verify_gap, true)
 		cp.state = SOG_STATE_RUNNING;
 	else
 	{
-		sog_gap_record(&cp, "hash_mismatch", SOG_VERDICT_FAIL_CLOSED,
+		sog_gap_record(cp.id, cp.generation, "hash_mismatch", SOG_VERDICT_FAIL_CLOSED,
 					   sog_boundary_base(&cp), cp.source_cursor, NULL);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 	}
@@ -170,20 +170,20 @@ SOG_ENTRY(sog_report_gap, true)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot report a gap through %s of checkpoint " INT64_FORMAT,
-						sog_pos_str(to), cp.id),
+						sog_position_label(to), cp.id),
 				 errdetail("The checkpoint has applied through %s: nothing at or below it can be lost.",
-						   sog_pos_str(cp.applied_position)),
+						   sog_position_label(cp.applied_position)),
 				 errhint("Report the last position that is gone, above the applied position.")));
 
 	sog_store_begin();
 	gap_id = sog_gap_losses_through(cp.id, sog_boundary_base(&cp), to, &from);
 	if (gap_id == 0)
 	{
-		gap_id = sog_gap_record(&cp, reason, SOG_VERDICT_FAIL_CLOSED,
+		gap_id = sog_gap_record(cp.id, cp.generation, reason, SOG_VERDICT_FAIL_CLOSED,
 								from, to, detail);
 
 		/* what was read beyond the loss can no longer be verified */
-		sog_gap_record_boundary_rest(&cp, to);
+		sog_boundary_record_rest(&cp, to);
 		cp.state = SOG_STATE_FAILED_CLOSED;
 		sog_checkpoint_write(&cp);
 	}
@@ -218,7 +218,7 @@ SOG_ENTRY(sog_skip_gap, true)
 				 errmsg("cannot skip a gap of critical checkpoint " INT64_FORMAT, cp.id),
 				 errdetail("Checkpoint %s/%s/%s is critical; records in (%s, %s] would be lost.",
 						   sog_cut(cp.consumer), sog_cut(cp.stream), sog_cut(cp.partition),
-						   sog_pos_str(cp.applied_position), sog_pos_str(cp.source_cursor)),
+						   sog_position_label(cp.applied_position), sog_position_label(cp.source_cursor)),
 				 errhint("Replay the gap, or have an operator accept the loss with sog.resolve_gap().")));
 	if (sog_is_blank(reason))
 		ereport(ERROR,
@@ -230,8 +230,8 @@ SOG_ENTRY(sog_skip_gap, true)
 	sog_store_begin();
 	from = (SogPosition *) sog_boundary_base(&cp);
 	if (sog_boundary_open(&cp) &&
-		sog_gap_covering(cp.id, from, cp.source_cursor) == 0)
-		sog_gap_record(&cp, "unverified", SOG_VERDICT_FAIL_CLOSED,
+		sog_gap_open_covering(cp.id, from, cp.source_cursor) == 0)
+		sog_gap_record(cp.id, cp.generation, "unverified", SOG_VERDICT_FAIL_CLOSED,
 					   from, cp.source_cursor,
 					   cp.state == SOG_STATE_REPLAYING ?
 					   "skipped before verify_gap" : "buffered records skipped");
@@ -241,9 +241,10 @@ SOG_ENTRY(sog_skip_gap, true)
 	sog_clear_read_boundary(&cp);
 	cp.state = SOG_STATE_RUNNING;
 	sog_evaluate_boundary(cp.applied_position, cp.applied_position, NULL, &m);
-	sog_manifest_record(&cp, "skip", cp.applied_position, NULL, true, 0, &m, 0,
-						psprintf("skipped (%s, %s]: %s", sog_pos_str(from),
-								 sog_pos_str(cp.applied_position), reason));
+	sog_manifest_record(cp.id, cp.generation, cp.owner, cp.applied_position, "skip",
+						cp.applied_position, NULL, true, 0, &m, 0,
+						psprintf("skipped (%s, %s]: %s", sog_position_label(from),
+								 sog_position_label(cp.applied_position), reason));
 	sog_checkpoint_write(&cp);
 	sog_store_end();
 	PG_RETURN_VOID();

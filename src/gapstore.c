@@ -27,8 +27,8 @@
 #include "utils/builtins.h"
 
 #include "access.h"
-#include "checkpoint.h"
 #include "gapstore.h"
+#include "tables.h"
 
 /*
  * The bigint in the first column of the first row the last query returned,
@@ -107,7 +107,7 @@ notify_at_commit(void)
 }
 
 int64
-sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
+sog_gap_record(int64 checkpoint_id, int64 generation, const char *reason, SogVerdict verdict,
 			   const SogPosition *from, const SogPosition *to,
 			   const char *detail)
 {
@@ -124,8 +124,8 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 					 "to_position, reason, verdict, detail) "
 					 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict, $7) RETURNING id",
 					 7, types);
-	values[0] = Int64GetDatum(cp->id);
-	values[1] = Int64GetDatum(cp->generation);
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = Int64GetDatum(generation);
 	POS_ARG(from, 2);
 	POS_ARG(to, 3);
 	TEXT_ARG(reason, 4);
@@ -133,7 +133,7 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 	TEXT_ARG(detail, 6);
 	if (sog_exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
-		elog(ERROR, "could not record gap of checkpoint " INT64_FORMAT, cp->id);
+		elog(ERROR, "could not record gap of checkpoint " INT64_FORMAT, checkpoint_id);
 	gap_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 										 SPI_tuptable->tupdesc, 1, &isnull));
 
@@ -142,7 +142,8 @@ sog_gap_record(const SogCheckpoint *cp, const char *reason, SogVerdict verdict,
 }
 
 int64
-sog_manifest_record(const SogCheckpoint *cp, const char *kind,
+sog_manifest_record(int64 checkpoint_id, int64 generation, const char *owner,
+					const SogPosition *applied_position, const char *kind,
 					const SogPosition *source_cursor, const char *buffer_hash,
 					bool count_isnull, int64 count, const SogManifest *m,
 					int64 gap_id, const char *note)
@@ -163,12 +164,12 @@ sog_manifest_record(const SogCheckpoint *cp, const char *kind,
 					 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::sog.verdict, $10, $11, "
 					 "$12, $13, $14) RETURNING id",
 					 14, types);
-	values[0] = Int64GetDatum(cp->id);
-	values[1] = Int64GetDatum(cp->generation);
+	values[0] = Int64GetDatum(checkpoint_id);
+	values[1] = Int64GetDatum(generation);
 	TEXT_ARG(kind, 2);
-	TEXT_ARG(cp->owner, 3);
+	TEXT_ARG(owner, 3);
 	POS_ARG(source_cursor, 4);
-	POS_ARG(cp->applied_position, 5);
+	POS_ARG(applied_position, 5);
 	TEXT_ARG(buffer_hash, 6);
 	values[7] = Int64GetDatum(count);
 	nulls[7] = count_isnull ? 'n' : ' ';
@@ -182,7 +183,7 @@ sog_manifest_record(const SogCheckpoint *cp, const char *kind,
 	TEXT_ARG(note, 13);
 	if (sog_exec_latest(plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
-		elog(ERROR, "could not log manifest of checkpoint " INT64_FORMAT, cp->id);
+		elog(ERROR, "could not log manifest of checkpoint " INT64_FORMAT, checkpoint_id);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 									   SPI_tuptable->tupdesc, 1, &isnull));
 }
@@ -241,7 +242,7 @@ exec_range(const char *sql, int64 checkpoint_id, const SogPosition *from,
 }
 
 int64
-sog_gap_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
+sog_gap_open_covering(int64 checkpoint_id, const SogPosition *from, const SogPosition *to)
 {
 	exec_range("SELECT id FROM sog.gap "
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
@@ -310,7 +311,7 @@ sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPos
 }
 
 bool
-sog_gaps_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
+sog_gaps_since_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
 			   int64 after_id)
 {
 	Oid			types[2] = {INT8OID, INT8OID};
@@ -370,21 +371,6 @@ sog_gap_newest_id(int64 checkpoint_id)
 	id = isnull ? 0 : DatumGetInt64(d);
 	SPI_finish();
 	return id;
-}
-
-void
-sog_gap_record_boundary_rest(const SogCheckpoint *cp, const SogPosition *lost_to)
-{
-	if ((cp->read_hash == NULL && cp->read_count_isnull) ||
-		sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0 ||
-		sog_position_cmp_nullable(lost_to, cp->applied_position) <= 0 ||
-		sog_position_cmp_nullable(cp->source_cursor, lost_to) <= 0)
-		return;
-	sog_gap_record(cp, "unverified", SOG_VERDICT_FAIL_CLOSED, lost_to, cp->source_cursor,
-				   psprintf(cp->read_hash ?
-							"read through %s under a hash that also covers the lost records: re-read and replay them, or accept their loss" :
-							"read through %s as a count that includes the lost records: re-read and replay them, or accept their loss",
-							sog_pos_str(cp->source_cursor)));
 }
 
 int64

@@ -11,14 +11,20 @@
 
 #include "postgres.h"
 
-#include "checkpoint.h"
 #include "halt.h"
+#include "position.h"
 
-/* Gaps and manifests; both return the new row's id.  Run inside SPI. */
-extern int64 sog_gap_record(const SogCheckpoint *cp, const char *reason,
+/*
+ * Gaps and manifests of a checkpoint (its id and generation; a manifest
+ * also its owner and applied position, as the caller holds them); both
+ * return the new row's id.  Run inside SPI.
+ */
+extern int64 sog_gap_record(int64 checkpoint_id, int64 generation, const char *reason,
 							SogVerdict verdict, const SogPosition *from,
 							const SogPosition *to, const char *detail);
-extern int64 sog_manifest_record(const SogCheckpoint *cp, const char *kind,
+extern int64 sog_manifest_record(int64 checkpoint_id, int64 generation,
+								 const char *owner, const SogPosition *applied_position,
+								 const char *kind,
 								 const SogPosition *source_cursor,
 								 const char *buffer_hash, bool count_isnull,
 								 int64 count, const SogManifest *m,
@@ -35,7 +41,7 @@ extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
  * or below from (NULL: the start) and its to at or above to (NULL:
  * unbounded).  0 if none.
  */
-extern int64 sog_gap_covering(int64 checkpoint_id, const SogPosition *from,
+extern int64 sog_gap_open_covering(int64 checkpoint_id, const SogPosition *from,
 							  const SogPosition *to);
 
 /*
@@ -61,20 +67,12 @@ extern bool sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from,
  * Do the gaps of a checkpoint with an id above after_id (recorded after
  * that one, resolved or not) together cover (from, to]?  Runs inside SPI.
  */
-extern bool sog_gaps_cover(int64 checkpoint_id, const SogPosition *from,
+extern bool sog_gaps_since_cover(int64 checkpoint_id, const SogPosition *from,
 						   const SogPosition *to, int64 after_id);
 
 /* The id of the checkpoint's newest gap, 0 if none (connects to SPI). */
 extern int64 sog_gap_newest_id(int64 checkpoint_id);
 
-/*
- * After a loss through lost_to inside an open read boundary with a hash or
- * a count: record the rest (lost_to, cursor] as an unverified gap, since
- * the hash (or count) also covers the lost records and can no longer be
- * met.  Nothing when there is no such boundary.  Runs inside SPI.
- */
-extern void sog_gap_record_boundary_rest(const SogCheckpoint *cp,
-										 const SogPosition *lost_to);
 
 /* Number of open gaps of a checkpoint. */
 extern int64 sog_gap_count_open(int64 checkpoint_id);

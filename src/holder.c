@@ -25,7 +25,8 @@
 #include "storage/procarray.h"
 #include "utils/builtins.h"
 
-#include "checkpoint.h"
+#include "sog.h"
+#include "tables.h"
 #include "holder.h"
 
 

@@ -54,7 +54,7 @@ typedef struct Promotion
 static bool
 promote_concluded(const SogRecovery *r, const char *successor, Promotion *out)
 {
-	if (strcmp(r->state, "promoted") == 0)
+	if (r->state == SOG_RECOVERY_PROMOTED)
 	{
 		if (!sog_text_eq(successor, r->successor_token))
 			ereport(ERROR,
@@ -67,7 +67,7 @@ promote_concluded(const SogRecovery *r, const char *successor, Promotion *out)
 		out->promoted = true;
 		out->reason = "already_promoted";
 	}
-	else if (strcmp(r->state, "lost") == 0)
+	else if (r->state == SOG_RECOVERY_LOST)
 		out->reason = "lost";
 	else
 		return false;
@@ -142,13 +142,13 @@ SOG_ENTRY(sog_promote, true)
 	out.token = sog_checkpoint_token(&cp);
 	if (promote_concluded(&r, successor, &out))
 		;						/* answered again */
-	else if (strcmp(r.state, "open") == 0 && !sog_text_eq(r.query_scope, cp.query_scope))
+	else if (r.state == SOG_RECOVERY_OPEN && !sog_text_eq(r.query_scope, cp.query_scope))
 	{
 		/* the scope changed under the attempt: its page may lack records */
 		sog_recovery_fail(&cp, r.id, "scope_changed", cp.source_cursor, false);
 		out.reason = "unresolved";
 	}
-	else if (strcmp(r.state, "failed") == 0 || cp.state != SOG_STATE_RUNNING ||
+	else if (r.state == SOG_RECOVERY_FAILED || cp.state != SOG_STATE_RUNNING ||
 			 sog_gap_count_open(cp.id) > 0 || !sog_boundary_promotable(&cp, r.advance_through))
 		out.reason = "unresolved";	/* an unverified or unresolved gap */
 	else if (sog_position_cmp_nullable(page_last, r.last_position) != 0)
@@ -169,59 +169,4 @@ SOG_ENTRY(sog_promote, true)
 	values[4] = CStringGetTextDatum(out.reason);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
-}
-
-/*
- * Conclude every other open recovery attempt of a checkpoint whose
- * generation just changed (a claim, or another attempt's promotion): they
- * can no longer win, so they are "lost" and show the checkpoint as it is
- * now.  An attempt whose page committed events above the applied position
- * (its worker stopped before promote) leaves their effects and receipts:
- * they are not counted in the applied position, which stays "the last
- * position applied outside recovery or promoted"; re-delivered, they are
- * answered false (apply) or duplicate (recovery_event), and the applied
- * position moves through them then.  A claim (except_id 0) tells such an
- * attempt in a NOTICE; its row shows it (result_applied_position below
- * advance_through), and sog.status in recovered_through.  Runs inside SPI, under the
- * checkpoint's lock.
- */
-void
-sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
-{
-	uint64		i;
-	Oid			types[5] = {INT8OID, INT8OID, INT8OID, sog_position_type(), TEXTOID};
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-
-	values[0] = Int64GetDatum(cp->id);
-	values[1] = Int64GetDatum(except_id);
-	values[2] = Int64GetDatum(cp->generation);
-	POS_ARG(cp->applied_position, 3);
-	TEXT_ARG(sog_checkpoint_token(cp), 4);
-	/* the attempts in id order: the notices do not follow the heap's */
-	sog_exec("WITH lost AS (UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
-			  "result_applied_position = $4, result_provider_token = $5, "
-			  "concluded_at = pg_catalog.now() "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open' "
-			  "RETURNING id, advance_through::text AS through, "
-			  "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL) AS above) "
-			  "SELECT id, through, above FROM lost ORDER BY id",
-			  5, types, values, nulls, false);
-	for (i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		bool		above = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
-
-		if (isnull || !above || except_id != 0)
-			continue;			/* told only to a claim (a promotion counts its own page) */
-		ereport(NOTICE,
-				(errmsg("recovery attempt %s of checkpoint " INT64_FORMAT " was concluded as lost with committed events above the applied position",
-						SPI_getvalue(tup, desc, 1), cp->id),
-				 errdetail("Its events through %s are in the sink and have receipts, but the applied position stays %s: the attempt did not promote.",
-						   SPI_getvalue(tup, desc, 2), sog_pos_str(cp->applied_position)),
-				 errhint("Resume from the applied position as usual: re-delivered, those events are answered false (or duplicate in a new recovery attempt) and the applied position moves through them.")));
-	}
 }

@@ -124,7 +124,7 @@ refuse_under_open_attempt(const SogCheckpoint *cp, SogPosition *through)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("cannot prune receipts of checkpoint " INT64_FORMAT " through %s while recovery attempt " INT64_FORMAT " is open",
-					cp->id, sog_pos_str(through), attempt),
+					cp->id, sog_position_label(through), attempt),
 			 anchor ?
 			 errdetail("The attempt verifies the events it re-reads against the receipts from its anchor %s on.", anchor) :
 			 errdetail("The attempt reads from the start and verifies every event against its receipt."),
@@ -154,11 +154,11 @@ SOG_ENTRY(sog_prune_receipts, true)
 				 errmsg("cannot prune receipts above the applied position of checkpoint " INT64_FORMAT, cp.id),
 				 cp.applied_position ?
 				 errdetail("Pruning through %s was requested, but the checkpoint has applied only through %s.",
-						   sog_pos_str(through), sog_pos_str(cp.applied_position)) :
+						   sog_position_label(through), sog_position_label(cp.applied_position)) :
 				 errdetail("Pruning through %s was requested, but the checkpoint has applied nothing yet.",
-						   sog_pos_str(through)),
+						   sog_position_label(through)),
 				 cp.applied_position ?
-				 errhint("Prune through a position at or below %s.", sog_pos_str(cp.applied_position)) :
+				 errhint("Prune through a position at or below %s.", sog_position_label(cp.applied_position)) :
 				 errhint("There is nothing to prune before the first event is applied.")));
 
 	if ((cp.read_hash != NULL || !cp.read_count_isnull) &&
@@ -167,12 +167,12 @@ SOG_ENTRY(sog_prune_receipts, true)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("cannot prune receipts of checkpoint " INT64_FORMAT " through %s while its read boundary is open",
-						cp.id, sog_pos_str(through)),
+						cp.id, sog_position_label(through)),
 				 errdetail("Records noted as read in (%s, %s] are checked against their receipts when the boundary closes.",
-						   cp.read_base ? sog_pos_str(cp.read_base) : "start", sog_pos_str(cp.source_cursor)),
+						   cp.read_base ? sog_position_label(cp.read_base) : "start", sog_position_label(cp.source_cursor)),
 				 cp.read_base ?
 				 errhint("Prune through %s or below, or after the worker has applied what it noted.",
-						 sog_pos_str(cp.read_base)) :
+						 sog_position_label(cp.read_base)) :
 				 errhint("Prune after the worker has applied what it noted.")));
 
 	sog_store_begin();

@@ -134,7 +134,7 @@ param_pos(Params *p, const SogPosition *pos)
 }
 
 static int
-run(const char *sql, Params *p, bool read_only)
+run_recovery_sql(const char *sql, Params *p, bool read_only)
 {
 	return sog_exec(sql, p->n, p->types, p->values, p->nulls, read_only);
 }
@@ -158,7 +158,7 @@ read_provider(const char *name, SogProvider *p)
 	if (name == NULL)
 		return;
 	param_text(&params, name);
-	run(SQL_PROVIDER, &params, true);
+	run_recovery_sql(SQL_PROVIDER, &params, true);
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -201,6 +201,25 @@ get_pos(HeapTuple tup, TupleDesc desc, const char *col)
 	return isnull ? NULL : (SogPosition *) PG_DETOAST_DATUM_COPY(d);
 }
 
+/* sog.recovery.state's values, in SogRecoveryState's order. */
+static const char *const recovery_state_labels[] = {"open", "failed", "promoted", "lost"};
+
+const char *
+sog_recovery_state_label(SogRecoveryState state)
+{
+	return recovery_state_labels[state];
+}
+
+static SogRecoveryState
+recovery_state_parse(const char *label)
+{
+	for (int i = 0; i < (int) lengthof(recovery_state_labels); i++)
+		if (strcmp(label, recovery_state_labels[i]) == 0)
+			return (SogRecoveryState) i;
+	elog(ERROR, "unknown recovery attempt state \"%s\"", label);
+	return SOG_RECOVERY_OPEN;	/* keep compiler quiet */
+}
+
 /* Read attempt id on the newest snapshot; false if there is none. */
 static bool
 read_recovery(int64 id, SogRecovery *r)
@@ -212,7 +231,7 @@ read_recovery(int64 id, SogRecovery *r)
 	Datum		d;
 
 	param(&params, INT8OID, Int64GetDatum(id), false);
-	run(SQL_ATTEMPT, &params, true);
+	run_recovery_sql(SQL_ATTEMPT, &params, true);
 	if (SPI_processed == 0)
 		return false;
 	tup = SPI_tuptable->vals[0];
@@ -227,7 +246,7 @@ read_recovery(int64 id, SogRecovery *r)
 	r->anchor = get_pos(tup, desc, "anchor");
 	r->anchor_inclusive = DatumGetBool(SPI_getbinval(tup, desc, SPI_fnumber(desc, "anchor_inclusive"), &isnull));
 	r->retained_from = get_pos(tup, desc, "retained_from");
-	r->state = get_text(tup, desc, "state");
+	r->state = recovery_state_parse(get_text(tup, desc, "state"));
 	r->failure = get_text(tup, desc, "failure");
 	r->last_position = get_pos(tup, desc, "last_position");
 	r->advance_through = get_pos(tup, desc, "advance_through");
@@ -290,14 +309,14 @@ sog_recovery_fail(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 		to = cp->source_cursor;
 	if (!exact && sog_position_cmp_nullable(to, cp->applied_position) <= 0)
 		to = NULL;
-	gap_id = sog_gap_record(cp, reason, SOG_VERDICT_FAIL_CLOSED,
+	gap_id = sog_gap_record(cp->id, cp->generation, reason, SOG_VERDICT_FAIL_CLOSED,
 							sog_boundary_base(cp), to, NULL);
 	if (exact)
-		sog_gap_record_boundary_rest(cp, to);	/* noted records beyond a loss */
+		sog_boundary_record_rest(cp, to);	/* noted records beyond a loss */
 	param(&params, INT8OID, Int64GetDatum(recovery_id), false);
 	param_text(&params, reason);
 	param(&params, INT8OID, Int64GetDatum(gap_id), false);
-	run(SQL_FAIL, &params, false);
+	run_recovery_sql(SQL_FAIL, &params, false);
 	cp->state = SOG_STATE_FAILED_CLOSED;
 	sog_checkpoint_write(cp);
 	return gap_id;
@@ -383,7 +402,7 @@ attempt_row(int64 id)
 	Datum		d;
 
 	param(&params, INT8OID, Int64GetDatum(id), false);
-	run(SQL_ATTEMPT_ROW, &params, true);
+	run_recovery_sql(SQL_ATTEMPT_ROW, &params, true);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return datumCopy(d, false, -1);
 }
@@ -408,7 +427,7 @@ check_begin(SogCheckpoint *cp, const SogProvider *prov, const char *expired,
 				 errmsg("provider \"%s\" cannot seek inclusively", sog_cut(cp->provider)) :
 				 errmsg("a checkpoint without a provider cannot seek inclusively"),
 				 errdetail("The attempt asks to start at anchor %s itself, but sog.provider says seek_inclusive is false.",
-						   sog_pos_str(anchor)),
+						   sog_position_label(anchor)),
 				 errhint("Seek after the anchor (anchor_inclusive false), or correct the provider's row if its documentation allows an inclusive seek.")));
 }
 
@@ -463,7 +482,7 @@ SOG_ENTRY(sog_begin_recovery, true)
 	param_pos(&params, finalized);
 	param_pos(&params, cp.applied_position);
 	param_text(&params, sog_state_label(cp.state));
-	run(SQL_BEGIN, &params, false);
+	run_recovery_sql(SQL_BEGIN, &params, false);
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 	if (failure && strcmp(failure, "retention") == 0)
@@ -480,12 +499,12 @@ SOG_ENTRY(sog_begin_recovery, true)
 static void
 check_open(const SogRecovery *r)
 {
-	if (strcmp(r->state, "open") == 0)
+	if (r->state == SOG_RECOVERY_OPEN)
 		return;
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("recovery attempt " INT64_FORMAT " is %s", r->id, r->state),
-			 strcmp(r->state, "lost") == 0 && !r->result_generation_isnull ?
+			 errmsg("recovery attempt " INT64_FORMAT " is %s", r->id, sog_recovery_state_label(r->state)),
+			 r->state == SOG_RECOVERY_LOST && !r->result_generation_isnull ?
 			 errdetail("Only an open attempt records events; this one was concluded when the checkpoint moved on to generation " INT64_FORMAT ".",
 					   r->result_generation) :
 			 errdetail("Only an open attempt records events%s%s.",
@@ -610,7 +629,7 @@ SOG_ENTRY(sog_recovery_event, true)
 	param(&params, INT8OID, Int64GetDatum(id), false);
 	param_pos(&params, pos);
 	param_text(&params, outcome);
-	run(SQL_EVENT, &params, false);
+	run_recovery_sql(SQL_EVENT, &params, false);
 	sog_store_end();
 	PG_RETURN_TEXT_P(cstring_to_text(outcome));
 }
@@ -634,7 +653,7 @@ sog_recovery_fail_other_scope(SogCheckpoint *cp, const char *scope)
 
 	param(&params, INT8OID, Int64GetDatum(cp->id), false);
 	param_text(&params, scope);
-	run(SQL_OTHER_SCOPE, &params, true);
+	run_recovery_sql(SQL_OTHER_SCOPE, &params, true);
 	n = SPI_processed;
 	ids = palloc(sizeof(int64) * (n + 1));
 	for (i = 0; i < n; i++)
@@ -660,5 +679,60 @@ sog_recovery_conclude(int64 id, bool promoted, int64 generation, const char *suc
 	param_text(&params, successor);
 	param_pos(&params, applied);
 	param_text(&params, token);
-	run(SQL_CONCLUDE, &params, false);
+	run_recovery_sql(SQL_CONCLUDE, &params, false);
+}
+
+/*
+ * Conclude every other open recovery attempt of a checkpoint whose
+ * generation just changed (a claim, or another attempt's promotion): they
+ * can no longer win, so they are "lost" and show the checkpoint as it is
+ * now.  An attempt whose page committed events above the applied position
+ * (its worker stopped before promote) leaves their effects and receipts:
+ * they are not counted in the applied position, which stays "the last
+ * position applied outside recovery or promoted"; re-delivered, they are
+ * answered false (apply) or duplicate (recovery_event), and the applied
+ * position moves through them then.  A claim (except_id 0) tells such an
+ * attempt in a NOTICE; its row shows it (result_applied_position below
+ * advance_through), and sog.status in recovered_through.  Runs inside SPI, under the
+ * checkpoint's lock.
+ */
+void
+sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
+{
+	uint64		i;
+	Oid			types[5] = {INT8OID, INT8OID, INT8OID, sog_position_type(), TEXTOID};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	values[0] = Int64GetDatum(cp->id);
+	values[1] = Int64GetDatum(except_id);
+	values[2] = Int64GetDatum(cp->generation);
+	POS_ARG(cp->applied_position, 3);
+	TEXT_ARG(sog_checkpoint_token(cp), 4);
+	/* the attempts in id order: the notices do not follow the heap's */
+	sog_exec("WITH lost AS (UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
+			  "result_applied_position = $4, result_provider_token = $5, "
+			  "concluded_at = pg_catalog.now() "
+			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open' "
+			  "RETURNING id, advance_through::text AS through, "
+			  "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL) AS above) "
+			  "SELECT id, through, above FROM lost ORDER BY id",
+			  5, types, values, nulls, false);
+	for (i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		bool		above = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
+
+		if (isnull || !above || except_id != 0)
+			continue;			/* told only to a claim (a promotion counts its own page) */
+		ereport(NOTICE,
+				(errmsg("recovery attempt %s of checkpoint " INT64_FORMAT " was concluded as lost with committed events above the applied position",
+						SPI_getvalue(tup, desc, 1), cp->id),
+				 errdetail("Its events through %s are in the sink and have receipts, but the applied position stays %s: the attempt did not promote.",
+						   SPI_getvalue(tup, desc, 2), sog_position_label(cp->applied_position)),
+				 errhint("Resume from the applied position as usual: re-delivered, those events are answered false (or duplicate in a new recovery attempt) and the applied position moves through them.")));
+	}
 }

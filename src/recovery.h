@@ -12,6 +12,18 @@
 #include "checkpoint.h"
 #include "position.h"
 
+/* The state of an attempt: sog.recovery.state's CHECK, in order. */
+typedef enum SogRecoveryState
+{
+	SOG_RECOVERY_OPEN,
+	SOG_RECOVERY_FAILED,
+	SOG_RECOVERY_PROMOTED,
+	SOG_RECOVERY_LOST
+} SogRecoveryState;
+
+/* The label of a state, as the column holds it ("open", ...). */
+extern const char *sog_recovery_state_label(SogRecoveryState state);
+
 /* One attempt (sog.recovery row), as far as the logic needs it. */
 typedef struct SogRecovery
 {
@@ -24,7 +36,7 @@ typedef struct SogRecovery
 	SogPosition *anchor;
 	bool		anchor_inclusive;
 	SogPosition *retained_from;
-	char	   *state;
+	SogRecoveryState state;
 	char	   *failure;
 	SogPosition *last_position;
 	SogPosition *advance_through;

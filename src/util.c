@@ -43,7 +43,7 @@ sog_is_blank(const char *s)
 }
 
 const char *
-sog_pos_str(const SogPosition *p)
+sog_position_label(const SogPosition *p)
 {
 	return p ? sog_position_to_cstring(p) : "(none)";
 }
