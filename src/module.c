@@ -4,27 +4,38 @@
  *	  Module magic and initialization of stream_offset_guard: each
  *	  subsystem that has settings defines them (sog_checkpoint_init).
  *
- * The map of src/, one subsystem per file (each file's header says what it
- * relies on):
+ * The map of src/, one subsystem per file, in layers: a file includes
+ * headers of its own layer or of those above it in this list, never of a
+ * later one (docs/development.md, "The layers of src/", which the docs
+ * check holds the tree to).  Each file's header says what it relies on.
  *
+ * base
+ *	sog.h				SQLSTATEs, verdicts, the values in messages
+ *	compat.h			every PG_VERSION_NUM guard
  *	position_codec.c	the position type's encoding, no PostgreSQL
  *						dependency (the fuzzer links it alone)
+ * type
  *	position.c			the SQL type sog.position: I/O, operators, casts
  *	hash.c				payload digests and the chained buffer hash
  *	halt.c				pure halt evaluation (evaluate_halt, verify_resume)
+ *	util.c				argument checks, values in messages
+ * tables
  *	tables.c			the extension's tables as this backend knows them,
  *						kept plans, Citus' placement and two-phase commit
  *	writer.c			writes through the executor (ExecSimpleRelation*)
+ * stores
+ *	access.c			who may act on which checkpoint (the grants)
+ *	holder.c			who holds a checkpoint's row (the 55P03 report)
+ *	receipt.c			the receipt store
+ *	gapstore.c			the gap log (and its NOTIFY at commit), the manifest
+ *						log
+ * checkpoint
  *	checkpoint.c		the checkpoint row: lock, read, write, checks, the
  *						monotonicity trigger, the setting sog.claim_timeout
  *	boundary.c			the read boundary: recording it, refusing what would
  *						drop it, checking it when an apply or promote
  *						closes it, where its gaps start
- *	holder.c			who holds a checkpoint's row (the 55P03 report)
- *	receipt.c			the receipt store
- *	gapstore.c			the gap log (and its NOTIFY at commit), the manifest
- *						log
- *	access.c			who may act on which checkpoint (the grants)
+ * SQL functions (recovery.h is what recovery.c and promote.c share)
  *	apply.c				the sink transaction: note_read, apply, apply_batch,
  *						apply_batch_int8, apply_run, commit_page, and the
  *						whole page in one call: apply_run_page,
@@ -36,11 +47,11 @@
  *						prune_receipts
  *	reconfigure.c		reconfigure
  *	recovery.c			expired-token recovery: begin_recovery,
- *						recovery_event, and the attempt store
- *	promote.c			promote, and the conclusion of attempts a new
- *						generation fences
- *	util.c				argument checks, values in messages
- *	compat.h			every PG_VERSION_NUM guard
+ *						recovery_event, the attempt store, and the
+ *						conclusion of attempts a new generation fences
+ *	promote.c			promote
+ * module
+ *	module.c			this file
  *
  * Relies on: checkpoint.c.
  *

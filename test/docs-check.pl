@@ -30,7 +30,9 @@
 #   8. no "section N" or "issue N" where users read: README, CHANGELOG,
 #      docs/, examples/, the comments of the installed objects;
 #   9. the README is at most 600 lines and links every page of docs/;
-#  10. the counts of tests docs/tests.md gives are the tree's.
+#  10. the counts of tests docs/tests.md gives are the tree's;
+#  11. every file of src/ is in docs/development.md's table of layers and
+#      includes no header of a later layer.
 # Also: every link to a heading (#anchor, FILE.md#anchor) finds one, and
 # the README's "Contents" line lists its sections in order.
 # Ends with "docs-check: N passed, M failed"; exit status 1 if any failed.
@@ -395,6 +397,33 @@ check(!@src_refs, 'no source file cites a document outside the repository', join
 		my ($said) = $t =~ $re;
 		check(defined $said && $said == $n, "docs/tests.md counts the $what ($n)", defined $said ? "it says $said" : 'no count found');
 	}
+}
+
+# 11. the layers of src/ (docs/development.md): every file of src/ is in
+# the table, and includes only headers of its own layer or of one above
+{
+	my ($table) = $text{'docs/development.md'} =~ /^## The layers of src\/\n(.*?)^## /ms;
+	my (%layer, $n);
+	for my $row (split /\n/, $table // '')
+	{
+		next unless $row =~ /^\| (\w[\w ]*?) \| (`[^|]*`) \|/;
+		$n++;
+		$layer{$_} = $n for $2 =~ /`([\w.]+)`/g;
+	}
+	check($n && $n >= 5, 'docs/development.md has the table of the layers of src/', 'no table found');
+	my @files = map { s{^\Q$src\E/src/}{}r } glob("$src/src/*.[ch]");
+	my @unnamed = grep { !$layer{$_} } @files;
+	check(!@unnamed, 'every file of src/ has a layer in docs/development.md', join(', ', @unnamed));
+	my @up;
+	for my $f (grep { $layer{$_} } @files)
+	{
+		for my $h (slurp("$src/src/$f") =~ /^#include "([\w.]+)"/mg)
+		{
+			next unless -e "$src/src/$h";	# PostgreSQL's own, through -I
+			push @up, "$f includes $h" if !$layer{$h} || $layer{$h} > $layer{$f};
+		}
+	}
+	check(!@up, 'no file of src/ includes a header of a later layer', join('; ', @up));
 }
 
 print "docs-check: $passed passed, $failed failed\n";
