@@ -271,8 +271,10 @@ grants_allow(const SogGrants *g, const char *consumer, int kinds)
 		if (g->all_consumers)
 			return true;
 		foreach(lc, g->consumers)
+		{
 			if (consumer && strcmp((char *) lfirst(lc), consumer) == 0)
 				return true;
+		}
 	}
 	return false;
 }

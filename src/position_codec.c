@@ -41,7 +41,7 @@ pos_put_component(const char *digits, int ndigits, uint8_t *out, size_t *o)
 }
 
 SogPosParseError
-sog_pos_parse(const char *text, size_t len, uint8_t *out, size_t *outlen)
+sog_pos_parse(const char *input, size_t len, uint8_t *out, size_t *outlen)
 {
 	size_t		start = 0;
 	size_t		end = len;
@@ -49,9 +49,9 @@ sog_pos_parse(const char *text, size_t len, uint8_t *out, size_t *outlen)
 	size_t		o = 0;
 	int			ncomp = 0;
 
-	while (start < end && pos_is_space((unsigned char) text[start]))
+	while (start < end && pos_is_space((unsigned char) input[start]))
 		start++;
-	while (end > start && pos_is_space((unsigned char) text[end - 1]))
+	while (end > start && pos_is_space((unsigned char) input[end - 1]))
 		end--;
 	if (start == end)
 		return SOG_POS_ERR_EMPTY;
@@ -63,29 +63,29 @@ sog_pos_parse(const char *text, size_t len, uint8_t *out, size_t *outlen)
 		size_t		cstart = i;
 		size_t		first;
 
-		while (i < end && text[i] >= '0' && text[i] <= '9')
+		while (i < end && input[i] >= '0' && input[i] <= '9')
 			i++;
 		if (i == cstart)
 		{
 			/* no digit here: a stray byte, a minus sign or an empty component */
-			if (i < end && text[i] != '-')
+			if (i < end && input[i] != '-')
 				return SOG_POS_ERR_CHAR;
-			if (i == start && i + 1 < end && text[i + 1] >= '0' && text[i + 1] <= '9')
+			if (i == start && i + 1 < end && input[i + 1] >= '0' && input[i + 1] <= '9')
 				return SOG_POS_ERR_SIGN;
 			return SOG_POS_ERR_EMPTY_COMPONENT;
 		}
-		if (i < end && text[i] != '-')
+		if (i < end && input[i] != '-')
 			return SOG_POS_ERR_CHAR;
 		if (++ncomp > SOG_POS_MAX_COMPONENTS)
 			return SOG_POS_ERR_TOO_MANY;
 
 		/* drop leading zeros; "000" is the value 0, with no digits */
 		first = cstart;
-		while (first < i && text[first] == '0')
+		while (first < i && input[first] == '0')
 			first++;
 		if (i - first > SOG_POS_MAX_DIGITS)
 			return SOG_POS_ERR_TOO_LONG;
-		pos_put_component(text + first, (int) (i - first), out, &o);
+		pos_put_component(input + first, (int) (i - first), out, &o);
 
 		if (i == end)
 			break;

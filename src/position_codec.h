@@ -65,7 +65,7 @@ typedef enum SogPosParseError
  * least SOG_POS_MAX_ENCODED bytes), stores its length in *outlen and returns
  * SOG_POS_OK.  On failure returns the reason and leaves *outlen undefined.
  */
-extern SogPosParseError sog_pos_parse(const char *text, size_t len,
+extern SogPosParseError sog_pos_parse(const char *input, size_t len,
 									  uint8_t *out, size_t *outlen);
 
 /*
