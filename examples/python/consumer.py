@@ -142,25 +142,27 @@ class Worker:
         self.r = redis.Redis.from_url(args.redis)
         self.pages = Pages(self.r, self.stream)
         self.stopping = False
-        self.conn = None
-        self.connect()
-        identity = None
-        while identity is None:         # the producer names each stream it creates
-            identity = self.r.get(self.stream + ":identity")
-            if identity is None:
-                time.sleep(0.1)
-        self.identity = f"redis:{self.stream}@{identity.decode()}"
-        try:                            # claim compares the identity at every start
-            self.cp = self.one("SELECT id FROM sog.register(%s, %s, '0', 'critical',"
-                               " 'redis_streams', NULL, %s)",
-                               (args.consumer, self.stream, self.identity))
-        except psycopg.errors.InvalidParameterValue:   # registered with another one
-            self.cp = self.one("SELECT id FROM sog.register(%s, %s, '0')",
-                               (args.consumer, self.stream))
+        self.conn = self.cp = None
         self.gen = self.applied = self.token = self.noted = None
         self.floor = None               # applied, or the end of a loss accepted above it
         self.inflight = None            # the page whose COMMIT is under way
         self.phase = "claim"
+
+    def register(self):
+        """The checkpoint of this stream, with the stream's identity: claim
+        compares it at every start (a stream created anew is another source)."""
+        identity = None
+        while identity is None:         # the producer names each stream it creates
+            identity = self.r.get(self.stream + ":identity")
+            time.sleep(0 if identity else 0.1)
+        self.identity = f"redis:{self.stream}@{identity.decode()}"
+        try:
+            self.cp = self.one("SELECT id FROM sog.register(%s, %s, '0', 'critical',"
+                               " 'redis_streams', NULL, %s)",
+                               (self.args.consumer, self.stream, self.identity))
+        except psycopg.errors.InvalidParameterValue:   # registered with another one
+            self.cp = self.one("SELECT id FROM sog.register(%s, %s, '0')",
+                               (self.args.consumer, self.stream))
 
     def log(self, event, **kv):
         print(time.strftime("%H:%M:%S"), self.stream, event,
@@ -180,6 +182,10 @@ class Worker:
         """Claim until the plan says where to go on; returns the page to apply
         first (a verified replay) or None."""
         self.phase = "claim"
+        if self.conn is None or self.conn.closed:
+            self.reconnect()
+        if self.cp is None:
+            self.register()
         while True:
             p = self.conn.execute(
                 "SELECT generation, verdict::text, resume_from::text, verify_from::text,"
@@ -218,9 +224,14 @@ class Worker:
     def wait_resolved(self):
         """Stop advancing until no gap of ours is open (an operator resolves it)."""
         self.log("WAIT_GAP", open=self.open_gaps())
-        while self.open_gaps() > 0:
-            if self.stopping:
-                sys.exit(0)             # nothing held: nothing to halt
+        while True:
+            if not self.one("SELECT sog.owner_check(%s, %s)", (self.cp, self.gen)):
+                raise Fenced("another worker claimed while this one waited")
+            if self.open_gaps() == 0:
+                return
+            if self.stopping:           # nothing held: release the checkpoint
+                self.halt()
+                sys.exit(0)
             time.sleep(0.2)             # or LISTEN sog_gap / watch sog.unresolved_gaps
 
     def open_gaps(self):
@@ -309,30 +320,34 @@ class Worker:
         self.noted = n[-1][0] if n else None
 
     def consume(self, page):
-        """The core loop: holding page k, fetch page k+1, then page k's sink
-        transaction notes page k+1.  `page` is a verified replay, or None."""
+        """The core loop.  Holding page k (a verified replay, or None), fetch
+        page k+1, then write page k in one sink transaction that also notes
+        page k+1; the token moves with that COMMIT, never before it."""
         self.phase = "run"
         while not self.stopping:
             try:
                 nxt = self.fetch(page.token if page else self.token)
-            except Expired:
-                if page:                # apply what we hold, then recover
-                    self.apply(page, None)
+            except Expired:             # apply what we hold, then recover
+                if page:
+                    self.write(page, None)
                 raise
-            if page is None:            # nothing held: this is a first page
+            if page is None:            # nothing held: nxt is a first page
                 page = nxt if nxt.records else None
                 if page is None:
                     time.sleep(0.02)    # an idle stream
                 continue
-            if self.noted != page.last():
-                self.note_read(page)    # a first page: its read boundary, COMMIT
-            self.apply(page, nxt if nxt.records else None)
-            self.log("APPLIED", applied=self.applied, n=len(page.records))
+            self.write(page, nxt if nxt.records else None)
+            # page k is committed: a consumer group would XACK its IDs here
             page = nxt if nxt.records else None
         if page:                        # SIGTERM: apply what we hold, then halt
-            if self.noted != page.last():
-                self.note_read(page)
-            self.apply(page, None)
+            self.write(page, None)
+
+    def write(self, page, nxt):
+        if self.noted != page.last():   # no earlier transaction noted page k:
+            self.note_read(page)        # its read boundary alone, COMMIT
+        self.apply(page, nxt)
+        self.log("APPLIED", applied=self.applied, n=len(page.records),
+                 noted=self.noted or "-")
 
     # ---- expired-token recovery ------------------------------------------------
 
@@ -341,11 +356,16 @@ class Worker:
         it), check every event against the receipts, promote the new token."""
         self.phase = "recover"
         first, _, _ = self.pages.first_retained()
-        self.check_retention()
+        self.check_retention()          # a loss not yet accounted for: report_gap
         inclusive = first is not None and key(first) <= key(self.applied)
+        # Losses accepted above the applied position (the floor) account for
+        # what lies below `first`; begin_recovery (1.2) lifts its retention
+        # refusal only for one accepted gap ending right there, and would
+        # record a chain of them again: then it is not told `first`.
+        retained = first if self.floor == self.applied else None
         a, state = self.conn.execute(
             "SELECT id, state::text FROM sog.begin_recovery(%s, %s, %s, NULL, %s, %s, %s)",
-            (self.cp, self.gen, self.token, self.applied, inclusive, first)).fetchone()
+            (self.cp, self.gen, self.token, self.applied, inclusive, retained)).fetchone()
         self.log("RECOVERY_BEGIN", attempt=a, state=state, anchor=self.applied,
                  inclusive=inclusive, retained_from=first, expired=self.token)
         if state != "open":             # refused: a gap row, the checkpoint failed closed
@@ -458,7 +478,7 @@ def on_error(w, e):
     if isinstance(e, Fenced) or state == "SG001":
         w.log("FENCED", generation=w.gen, why=why)
         sys.exit(3)                     # never retry with this generation
-    if w.conn.closed or (isinstance(e, psycopg.OperationalError)
+    if w.conn is None or w.conn.closed or (isinstance(e, psycopg.OperationalError)
                          and (state is None or state.startswith(("08", "57P")))):
         w.log("CONNECTION_LOST", why=why)
         w.reconnect()                   # the COMMIT may or may not have happened

@@ -5,6 +5,7 @@ operator; then examples/python/check_consumer.py checks the result.
 Streams s0 and s1 (two partitions, one worker each) get a shuffled list of
 episodes while the producer keeps adding events:
   kill       SIGKILL the worker at a random moment, start another
+  kill_noted SIGKILL it while a page it noted is not applied (a burst first)
   terminate  pg_terminate_backend of its connection (reconnect, owner_check)
   expire     INCR <stream>:epoch: its page token is expired (recovery)
   zombie     SIGSTOP it while it holds no transaction, start a successor,
@@ -30,6 +31,7 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -55,6 +57,7 @@ class Driver:
         self.db = psycopg.connect(a.pg, autocommit=True)
         self.rng = random.Random(a.seed)
         self.procs = {}                 # stream -> Popen of its current worker
+        self.logs = {}                  # pid -> its log
         self.n_start = 0
         self.stats = dict(kills=0, terminated=0, expired=0, zombies=0, zombies_fenced=0,
                           sigterms=0, trims_lossy=0, trims_kept=0, xdels=0, resolved=0,
@@ -100,6 +103,7 @@ class Driver:
                               "--stream", stream, "--redis", self.a.redis, "--pg", self.a.pg,
                               "--page", str(self.a.page)], stdout=log, stderr=subprocess.STDOUT)
         self.procs[stream] = p
+        self.logs[p.pid] = log.name
         return p
 
     def wait_exit(self, p, timeout=20):
@@ -118,10 +122,28 @@ class Driver:
         self.stats["kills"] += 1
 
     def status(self, stream):
+        """(checkpoint, generation, applied, cursor); zeros before the first register."""
         return self.db.execute(
             "SELECT checkpoint_id, generation, applied_position::text, source_cursor::text"
             " FROM sog.status WHERE consumer = 'redis-sink' AND stream = %s",
-            (stream,)).fetchone()
+            (stream,)).fetchone() or (None, 0, None, None)
+
+    def running(self, s, p, timeout=15):
+        """Wait until worker p owns the checkpoint of s and is on its hot path
+        (its last word: APPLIED), no gap open."""
+        end = time.time() + timeout
+        while time.time() < end:
+            with open(self.logs[p.pid]) as f:
+                lines = f.read().splitlines()
+            if lines and " APPLIED " in lines[-1] and self.db.execute(
+                    "SELECT 1 FROM sog.status WHERE consumer = 'redis-sink' AND stream = %s"
+                    " AND owner = %s AND state = 'running' AND open_gaps = 0",
+                    (s, f"{socket.gethostname()}:{p.pid}")).fetchone():
+                return True
+            self.nap(0.02, 0.05)
+            if p.poll() is not None:
+                return False
+        return False
 
     def backend(self, s, p):
         return self.db.execute(
@@ -169,6 +191,17 @@ class Driver:
         self.kill(s)
         self.start(s)
 
+    def ep_kill_noted(self, s):
+        """SIGKILL while a page the worker noted is not applied yet."""
+        self.produce(s, 100)
+        for _ in range(600):
+            _, _, applied, cursor = self.status(s)
+            if cursor and cursor != applied:
+                break
+            time.sleep(0.005)
+        self.kill(s)
+        self.start(s)
+
     def ep_terminate(self, s):
         self.nap(0.1, 0.5)
         b = self.backend(s, self.procs[s])
@@ -183,6 +216,8 @@ class Driver:
     def ep_sigterm(self, s):
         self.nap(0.1, 0.4)
         p = self.procs[s]
+        if not self.running(s, p):
+            return
         p.send_signal(signal.SIGTERM)
         if self.wait_exit(p) != 0:
             raise SystemExit(f"drive: worker of {s} did not halt cleanly")
@@ -192,6 +227,8 @@ class Driver:
     def ep_zombie(self, s):
         self.nap(0.3, 0.6)
         old = self.procs[s]
+        if not self.running(s, old):
+            return
         for _ in range(200):            # stop it outside a transaction
             old.send_signal(signal.SIGSTOP)
             time.sleep(0.02)
@@ -237,7 +274,9 @@ class Driver:
     def ep_xdel(self, s):
         """Kill the worker while a page it noted is pending; delete a record of
         that page (not its last): the successor's hash cannot match."""
-        for _ in range(2000):
+        for i in range(2000):
+            if i % 100 == 0:
+                self.produce(s, 100)    # full pages, read ahead
             _, _, applied, cursor = self.status(s)
             if cursor and cursor != applied:
                 self.kill(s)
@@ -284,7 +323,7 @@ class Driver:
             self.start(s)
         bg = threading.Thread(target=self.background, daemon=True)
         bg.start()
-        plan = {s: ["kill"] * 6 + ["terminate"] * 3 + ["expire"] * 3 + ["zombie", "sigterm",
+        plan = {s: ["kill"] * 5 + ["kill_noted"] * 3 + ["terminate"] * 3 + ["expire"] * 3 + ["zombie", "zombie", "sigterm",
                 "trim", "trim", "xdel"] for s in MAIN}
         for s in MAIN:
             self.rng.shuffle(plan[s])
