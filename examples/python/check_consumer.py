@@ -16,8 +16,11 @@ proves, per stream:
     (a fenced worker's row above a newer generation's would);
   - no gap is left open, every checkpoint is released (halted).
 
-Prints one line, "python-consumer: N produced, ..." with the driver's
-fault counts (stats.json), and exits 1 on any anomaly.
+Then it shows that it can fail: in a transaction rolled back afterwards it
+deletes a sink row, doubles one and makes one up, and must count 1 lost,
+1 duplicated, 1 unknown.  Prints one line, "python-consumer: N produced,
+..." with the driver's fault counts (stats.json), and exits 1 on any
+anomaly.
 
     python3 check_consumer.py --redis URL --out DIR
 """
@@ -34,19 +37,12 @@ def key(pos):
     return tuple(int(c) for c in pos.split("-"))
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--redis", required=True)
-    ap.add_argument("--pg", default="")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--consumer", default="redis-sink")
-    a = ap.parse_args()
-    r = redis.Redis.from_url(a.redis)
-    db = psycopg.connect(a.pg, autocommit=True)
+def check(db, r, out, consumer):
+    """The invariants; returns (figures, anomalies)."""
     bad = []
 
     produced = {}                       # (stream, id) -> (identity, body)
-    for line in open(os.path.join(a.out, "produced.jsonl")):
+    for line in open(os.path.join(out, "produced.jsonl")):
         e = json.loads(line)
         k = (e["stream"], e["id"])
         if k in produced:
@@ -80,7 +76,7 @@ def main():
 
     cps = {s: (cp, ident, owner) for cp, s, ident, owner in db.execute(
         "SELECT c.id, c.stream, c.source_identity, c.owner FROM sog.checkpoint c"
-        " WHERE c.consumer = %s", (a.consumer,))}
+        " WHERE c.consumer = %s", (consumer,))}
     gaps = {}
     n_open = 0
     for s in streams:
@@ -126,13 +122,43 @@ def main():
     if n_open:
         bad.append(f"{n_open} gap rows left open")
 
-    st = json.load(open(os.path.join(a.out, "stats.json")))
     n_gaps = sum(len(v) for v in gaps.values())
     ret = sum(1 for v in gaps.values() for g in v if g[3] == "retention")
-    print(f"python-consumer: {len(produced)} produced, {len(sink)} in sink, {in_gaps} inside"
-          f" {n_gaps} gap rows, {lost} lost, {dups} duplicated, {unknown} unknown,"
+    return dict(produced=len(produced), sink=len(sink), in_gaps=in_gaps, gaps=n_gaps,
+                retention=ret, lost=lost, dups=dups, unknown=unknown), bad
+
+
+def selftest(db, r, out, consumer):
+    """The checker must see a sink row deleted, one doubled and one made up
+    (in a transaction rolled back afterwards)."""
+    with db.transaction(force_rollback=True):
+        db.execute("DELETE FROM redis_events WHERE ctid = (SELECT ctid FROM redis_events"
+                   " ORDER BY stream, pos LIMIT 1 OFFSET 10)")
+        db.execute("INSERT INTO redis_events SELECT * FROM redis_events"
+                   " ORDER BY stream, pos LIMIT 1 OFFSET 20")
+        db.execute("INSERT INTO redis_events VALUES ('s0', '1-1', 1, 'made up')")
+        c, _ = check(db, r, out, consumer)
+    return (c["lost"], c["dups"], c["unknown"]) == (1, 1, 1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--redis", required=True)
+    ap.add_argument("--pg", default="")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--consumer", default="redis-sink")
+    a = ap.parse_args()
+    r = redis.Redis.from_url(a.redis)
+    db = psycopg.connect(a.pg, autocommit=True)
+    c, bad = check(db, r, a.out, a.consumer)
+    if not selftest(db, r, a.out, a.consumer):
+        bad.append("self-test: a sink row deleted, one doubled and one made up were not"
+                   " all seen (1 lost, 1 duplicated, 1 unknown)")
+    st = json.load(open(os.path.join(a.out, "stats.json")))
+    print(f"python-consumer: {c['produced']} produced, {c['sink']} in sink, {c['in_gaps']} inside"
+          f" {c['gaps']} gap rows, {c['lost']} lost, {c['dups']} duplicated, {c['unknown']} unknown,"
           f" {st['kills']} kills, {st['zombies_fenced']} zombies fenced,"
-          f" {st['recoveries']} recoveries, {ret} gaps (retention) reported;"
+          f" {st['recoveries']} recoveries, {c['retention']} gaps (retention) reported;"
           f" claims {st.get('claim_aligned', 0)} aligned,"
           f" {st.get('claim_gap_replay_required', 0)} gap_replay_required"
           f" (verify_gap {st['verify_true']} true, {st['verify_false']} false),"
@@ -141,7 +167,7 @@ def main():
           f" {st['reconnects']} reconnects (owner_check), {st['halts']} halts,"
           f" {st['expired']} tokens expired, {st['trims_lossy']}+{st['trims_kept']} trims")
     need = {"kills": st["kills"], "zombies fenced": st["zombies_fenced"],
-            "recoveries": st["recoveries"], "retention gaps": ret,
+            "recoveries": st["recoveries"], "retention gaps": c["retention"],
             "aligned": st.get("claim_aligned", 0),
             "gap_replay_required": st.get("claim_gap_replay_required", 0),
             "verify_gap true": st["verify_true"], "verify_gap false": st["verify_false"],

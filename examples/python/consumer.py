@@ -28,7 +28,7 @@ and a broker that trims.  What it shows, top to bottom:
   recover()    an expired token: sog.begin_recovery from the applied position,
                sog.recovery_event per re-read event in the sink transaction,
                sog.promote with the new token.
-  reconnect()  a lost connection: sog.owner_check, then applied_position and
+  resume()     a lost connection: sog.owner_check, then applied_position and
                source_cursor from sog.status, and go on (never claim blindly).
   fencing      SG001 anywhere: another worker claimed; stop at once (exit 3).
   SIGTERM      sog.halt(id, gen, NULL, NULL, NULL) after applying what it holds.
@@ -284,41 +284,6 @@ class Worker:
 
     # ---- the hot path -----------------------------------------------------------
 
-    def fetch(self, token):
-        """The next page after token, and the retention check."""
-        while True:
-            page = self.pages.fetch(token, self.args.page)
-            self.check_retention()
-            kept = self.above_floor(page.records)
-            if kept or not page.records:
-                return Page(kept, page.token)
-            token = page.token          # all inside a loss accepted: page on
-
-    def note_read(self, page):
-        """A first page's read boundary, committed on its own."""
-        self.one("SELECT sog.note_read(%s, %s, %s, %s, %s)::text", (self.cp, self.gen, page.last(),
-                 buffer_hash(page.records), len(page.records)))
-        self.noted = page.last()
-
-    def apply(self, page, nxt):
-        """Page k's sink transaction; it notes page k+1 (nxt) when held, and
-        moves the token from the one committed to the one after page k."""
-        n = nxt.records if nxt else []
-        self.inflight = page            # if the connection drops: did it commit?
-        with self.conn.transaction():
-            fresh = self.one(
-                "SELECT sog.apply_batch_page(%s, %s, %s::sog.position[], %s::bytea[],"
-                " %s, %s, %s, %s, %s)",
-                (self.cp, self.gen, [p for p, _ in page.records],
-                 [hashlib.sha256(b).digest() for _, b in page.records],
-                 n[-1][0] if n else None, buffer_hash(n) if n else None, len(n) if n else None,
-                 self.token, page.token))
-            new = [(self.stream, p, self.gen, b) for (p, b), f in zip(page.records, fresh) if f]
-            if new:
-                self.conn.cursor().executemany(SINK, new)
-        self.applied, self.floor, self.token = page.last(), page.last(), page.token
-        self.noted = n[-1][0] if n else None
-
     def consume(self, page):
         """The core loop.  Holding page k (a verified replay, or None), fetch
         page k+1, then write page k in one sink transaction that also notes
@@ -343,11 +308,47 @@ class Worker:
             self.write(page, None)
 
     def write(self, page, nxt):
+        """Page k: its read boundary unless a transaction noted it, then its sink transaction."""
         if self.noted != page.last():   # no earlier transaction noted page k:
             self.note_read(page)        # its read boundary alone, COMMIT
         self.apply(page, nxt)
         self.log("APPLIED", applied=self.applied, n=len(page.records),
                  noted=self.noted or "-")
+
+    def apply(self, page, nxt):
+        """Page k's sink transaction; it notes page k+1 (nxt) when held, and
+        moves the token from the one committed to the one after page k."""
+        n = nxt.records if nxt else []
+        self.inflight = page            # if the connection drops: did it commit?
+        with self.conn.transaction():
+            fresh = self.one(
+                "SELECT sog.apply_batch_page(%s, %s, %s::sog.position[], %s::bytea[],"
+                " %s, %s, %s, %s, %s)",
+                (self.cp, self.gen, [p for p, _ in page.records],
+                 [hashlib.sha256(b).digest() for _, b in page.records],
+                 n[-1][0] if n else None, buffer_hash(n) if n else None, len(n) if n else None,
+                 self.token, page.token))
+            new = [(self.stream, p, self.gen, b) for (p, b), f in zip(page.records, fresh) if f]
+            if new:
+                self.conn.cursor().executemany(SINK, new)
+        self.applied, self.floor, self.token = page.last(), page.last(), page.token
+        self.noted = n[-1][0] if n else None
+
+    def note_read(self, page):
+        """A first page's read boundary, committed on its own."""
+        self.one("SELECT sog.note_read(%s, %s, %s, %s, %s)::text", (self.cp, self.gen, page.last(),
+                 buffer_hash(page.records), len(page.records)))
+        self.noted = page.last()
+
+    def fetch(self, token):
+        """The next page after token, and the retention check."""
+        while True:
+            page = self.pages.fetch(token, self.args.page)
+            self.check_retention()
+            kept = self.above_floor(page.records)
+            if kept or not page.records:
+                return Page(kept, page.token)
+            token = page.token          # all inside a loss accepted: page on
 
     # ---- expired-token recovery ------------------------------------------------
 
@@ -367,7 +368,7 @@ class Worker:
             "SELECT id, state::text FROM sog.begin_recovery(%s, %s, %s, NULL, %s, %s, %s)",
             (self.cp, self.gen, self.token, self.applied, inclusive, retained)).fetchone()
         self.log("RECOVERY_BEGIN", attempt=a, state=state, anchor=self.applied,
-                 inclusive=inclusive, retained_from=first, expired=self.token)
+                 inclusive=inclusive, retained_from=retained, expired=self.token)
         if state != "open":             # refused: a gap row, the checkpoint failed closed
             raise GapStop("recovery refused")
         page = self.fetch(self.pages.seek(self.applied, inclusive))
@@ -484,9 +485,9 @@ def on_error(w, e):
         w.reconnect()                   # the COMMIT may or may not have happened
         if w.phase == "claim":
             return w.claim              # its outcome is unknown: claim again
-        return w.resume                 # owner_check, then go on from sog.status                 # owner_check, then go on from sog.status
+        return w.resume                 # owner_check, then go on from sog.status
     if isinstance(e, Reclaim) or state in ("SG005", "SG006", "55000", "55P03", "40001", "40P01"):
-        w.log("RECLAIM", sqlstate=state, why=why)
+        w.log("RECLAIM", sqlstate=state, why=why)  # a fresh plan: always safe
         time.sleep(0.1)
         return w.claim
     if state in ("SG003", "SG004"):    # the source changed, or a gap is pending

@@ -198,7 +198,7 @@ class Driver:
             _, _, applied, cursor = self.status(s)
             if cursor and cursor != applied:
                 break
-            time.sleep(0.005)
+            self.nap(0.005, 0.01)
         self.kill(s)
         self.start(s)
 
@@ -274,22 +274,23 @@ class Driver:
     def ep_xdel(self, s):
         """Kill the worker while a page it noted is pending; delete a record of
         that page (not its last): the successor's hash cannot match."""
-        for i in range(2000):
+        for i in range(4000):
             if i % 100 == 0:
                 self.produce(s, 100)    # full pages, read ahead
+            if self.db.execute("SELECT buffered_count >= 2 FROM sog.status WHERE consumer ="
+                               " 'redis-sink' AND stream = %s", (s,)).fetchone() != (True,):
+                self.nap(0.005, 0.01)   # the operator works meanwhile
+                continue
+            self.kill(s)
             _, _, applied, cursor = self.status(s)
-            if cursor and cursor != applied:
-                self.kill(s)
-                _, _, applied, cursor = self.status(s)
-                inside = self.r.xrange(s, "(" + applied if applied else "-", cursor)
-                if len(inside) >= 2 and inside[-1][0].decode() == cursor:
-                    self.r.xdel(s, inside[self.rng.randrange(len(inside) - 1)][0])
-                    self.stats["xdels"] += 1
-                    self.start(s)
-                    return
+            inside = self.r.xrange(s, "(" + applied if applied else "-", cursor or applied)
+            if cursor != applied and len(inside) >= 2 and inside[-1][0].decode() == cursor:
+                self.r.xdel(s, inside[self.rng.randrange(len(inside) - 1)][0])
+                self.stats["xdels"] += 1
                 self.start(s)
-                self.nap(0.1, 0.3)
-            time.sleep(0.005)
+                return
+            self.start(s)
+            self.nap(0.1, 0.3)
 
     def divergence(self):
         """s2 applied, then deleted and created again under its key."""
