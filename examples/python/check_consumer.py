@@ -155,8 +155,9 @@ def main():
         bad.append("self-test: a sink row deleted, one doubled and one made up were not"
                    " all seen (1 lost, 1 duplicated, 1 unknown)")
     st = json.load(open(os.path.join(a.out, "stats.json")))
-    print(f"python-consumer: {c['produced']} produced, {c['sink']} in sink, {c['in_gaps']} inside"
-          f" {c['gaps']} gap rows, {c['lost']} lost, {c['dups']} duplicated, {c['unknown']} unknown,"
+    print(f"python-consumer: {c['produced']} produced, {c['sink']} in sink,"
+          f" {c['in_gaps']} inside {c['gaps']} gap rows, {c['lost']} lost,"
+          f" {c['dups']} duplicated, {c['unknown']} unknown,"
           f" {st['kills']} kills, {st['zombies_fenced']} zombies fenced,"
           f" {st['recoveries']} recoveries, {c['retention']} gaps (retention) reported;"
           f" claims {st.get('claim_aligned', 0)} aligned,"

@@ -276,10 +276,11 @@ class Worker:
             self.report_loss(lost, f"trimmed: the first entry retained is {first}")
 
     def report_loss(self, last_lost, why):
+        detail = f"redis stream {self.stream}: {why}; ({self.floor}, {last_lost}] never applied"
         gap = self.one("SELECT sog.report_gap(%s, %s, %s, 'retention', %s)",
-                       (self.cp, self.gen, last_lost,
-                        f"redis stream {self.stream}: {why}; ({self.floor}, {last_lost}] never applied"))
-        self.log("GAP_REPORTED", gap_id=gap, range=f"({self.floor},{last_lost}]", reason="retention")
+                       (self.cp, self.gen, last_lost, detail))
+        self.log("GAP_REPORTED", gap_id=gap, range=f"({self.floor},{last_lost}]",
+                 reason="retention")
         raise GapStop("retention")
 
     # ---- the hot path -----------------------------------------------------------
@@ -434,6 +435,9 @@ class Worker:
         if not self.noted:
             return None
         page = Page(self.above_floor(self.pages.xrange(self.applied, cursor)), self.token)
+        self.check_retention()
+        if page.last() != cursor:       # the noted page is not whole any more
+            self.report_loss(cursor, "records of the page noted are gone")
         try:                            # a noted page: re-read it whole, apply it next
             page.token = self.pages.fetch(self.token, 10**6, through=cursor).token
         except Expired:

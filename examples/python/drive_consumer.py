@@ -324,8 +324,8 @@ class Driver:
             self.start(s)
         bg = threading.Thread(target=self.background, daemon=True)
         bg.start()
-        plan = {s: ["kill"] * 5 + ["kill_noted"] * 3 + ["terminate"] * 3 + ["expire"] * 3 + ["zombie", "zombie", "sigterm",
-                "trim", "trim", "xdel"] for s in MAIN}
+        plan = {s: ["kill"] * 8 + ["kill_noted"] * 4 + ["terminate"] * 4 + ["expire"] * 4
+                + ["zombie", "zombie", "sigterm", "trim", "trim", "xdel"] for s in MAIN}
         for s in MAIN:
             self.rng.shuffle(plan[s])
         turn = 0
