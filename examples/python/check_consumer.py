@@ -165,7 +165,8 @@ def main():
           f" (verify_gap {st['verify_true']} true, {st['verify_false']} false),"
           f" {st.get('claim_fail_closed', 0)} fail_closed,"
           f" {st.get('claim_unrecoverable_divergence', 0)} unrecoverable_divergence;"
-          f" {st['reconnects']} reconnects (owner_check), {st['halts']} halts,"
+          f" {st['reconnects']} reconnects (owner_check), {st['redelivered']} pages"
+          f" delivered again (nothing written), {st['halts']} halts,"
           f" {st['expired']} tokens expired, {st['trims_lossy']}+{st['trims_kept']} trims")
     need = {"kills": st["kills"], "zombies fenced": st["zombies_fenced"],
             "recoveries": st["recoveries"], "retention gaps": c["retention"],
@@ -174,7 +175,8 @@ def main():
             "verify_gap true": st["verify_true"], "verify_gap false": st["verify_false"],
             "fail_closed": st.get("claim_fail_closed", 0),
             "unrecoverable_divergence": st.get("claim_unrecoverable_divergence", 0),
-            "reconnects": st["reconnects"], "halts": st["halts"]}
+            "reconnects": st["reconnects"], "halts": st["halts"],
+            "a page delivered again": st["redelivered"]}
     for what, n in need.items():
         if n == 0:
             bad.append(f"not exercised: {what}")

@@ -192,7 +192,7 @@ class Worker:
                 " verify_to::text, provider_token, gap_id FROM sog.claim(%s, %s, %s)",
                 (self.cp, self.owner, self.identity)).fetchone()
             self.gen, verdict, self.applied, vfrom, vto, self.token, gap = p
-            self.noted = None
+            self.noted = self.inflight = None
             self.log("CLAIM", generation=self.gen, verdict=verdict, resume_from=self.applied,
                      verify=f"({vfrom},{vto}]" if vto else "-", gap_id=gap or "-")
             if verdict in ("fail_closed", "unrecoverable_divergence"):
@@ -334,6 +334,7 @@ class Worker:
                 self.conn.cursor().executemany(SINK, new)
         self.applied, self.floor, self.token = page.last(), page.last(), page.token
         self.noted = n[-1][0] if n else None
+        return len(new)
 
     def note_read(self, page):
         """A first page's read boundary, committed on its own."""
@@ -404,7 +405,7 @@ class Worker:
         if not promoted:
             raise Reclaim(reason)
         self.gen, self.applied, self.floor, self.token = gen, applied, applied, page.token
-        self.noted = None
+        self.noted = self.inflight = None
 
     # ---- a lost connection ------------------------------------------------------
 
@@ -428,9 +429,11 @@ class Worker:
         self.applied, cursor = self.conn.execute(
             "SELECT applied_position::text, source_cursor::text FROM sog.status"
             " WHERE checkpoint_id = %s", (self.cp,)).fetchone()
-        if self.inflight and self.applied == self.inflight.last():
-            self.token = self.inflight.token    # the in-flight page committed
         self.floor = self.loss_floor()
+        if self.inflight and self.applied == self.inflight.last():
+            self.token = self.inflight.token    # the last page committed: a source
+            written = self.apply(self.inflight, None)   # may deliver it again, and
+            self.log("REDELIVERED", applied=self.applied, written=written)  # nothing doubles
         self.noted = cursor if cursor != self.applied else None
         if not self.noted:
             return None

@@ -366,6 +366,8 @@ class Driver:
         self.stats["recoveries"] = len(re.findall(r" PROMOTE .*promoted=True", text))
         self.stats["gaps_reported"] = len(re.findall(r" GAP_REPORTED ", text))
         self.stats["reconnects"] = len(re.findall(r" RECONNECTED owner_check=True", text))
+        self.stats["redelivered"] = len(re.findall(r" REDELIVERED .*written=0", text))
+        self.stats["redelivered_written"] = len(re.findall(r" REDELIVERED .*written=[1-9]", text))
         self.stats["fenced"] = len(re.findall(r" FENCED ", text))
         self.stats["halts"] = len(re.findall(r" HALT ", text))
         self.stats["bugs"] = len(re.findall(r" BUG ", text))
