@@ -29,7 +29,8 @@ and a broker that trims.  What it shows, top to bottom:
                sog.recovery_event per re-read event in the sink transaction,
                sog.promote with the new token.
   resume()     a lost connection: sog.owner_check, then applied_position and
-               source_cursor from sog.status, and go on (never claim blindly).
+               source_cursor from sog.status, and go on (never claim blindly);
+               a page delivered again is answered false: nothing doubles.
   fencing      SG001 anywhere: another worker claimed; stop at once (exit 3).
   SIGTERM      sog.halt(id, gen, NULL, NULL, NULL) after applying what it holds.
 
@@ -145,7 +146,7 @@ class Worker:
         self.conn = self.cp = None
         self.gen = self.applied = self.token = self.noted = None
         self.floor = None               # applied, or the end of a loss accepted above it
-        self.inflight = None            # the page whose COMMIT is under way
+        self.inflight = None            # the page of the last sink transaction
         self.phase = "claim"
 
     def register(self):
