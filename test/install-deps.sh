@@ -33,6 +33,9 @@
 #                             test) and `openssl speed`
 #   python3, python3-psycopg  the README's Python example
 #                             (examples/python/check_sink.py)
+#   redis-server, python3-redis  the complete Python consumer on a real
+#                             Redis (examples/python/consumer.py; the suite
+#                             python-consumer starts its own redis-server)
 #   postgresql-N-cron         pg_cron, for t/007_pg_cron_retention.pl
 #   prometheus-postgres-exporter  the exporter t/008_exporter.pl scrapes
 #   procps                    ps and pkill, which the fault loops use
@@ -66,7 +69,7 @@ if [ "${1:-}" = --list ]; then
 	shift
 fi
 case "${1:-all}" in
-	all) pkgs=("${server[@]}" "${fuzz[@]}" prometheus spin) ;;
+	all) pkgs=("${server[@]}" "${fuzz[@]}" prometheus spin redis-server python3-redis) ;;
 	server) pkgs=("${server[@]}") ;;
 	regress) pkgs=(make gcc libc6-dev perl postgresql-$M postgresql-server-dev-$M) ;;
 	fuzz) pkgs=("${fuzz[@]}") ;;

@@ -14,7 +14,8 @@
 #     `make installcheck`; the alert rules, the spin model, the benchmark's
 #     scripts, the short soak (its own cluster with pg_cron), the short
 #     demo on a real broker, the short reliability
-#     loops, the README's Python example, and finally the fuzzer
+#     loops, the README's Python example, the complete Python consumer on
+#     a real Redis under faults, and finally the fuzzer
 #     (test/fuzz.sh), whose corpus is then fed to the server as
 #     sog.position text;
 #  5. prints the diffs and logs of what failed, and ends with the line
@@ -156,6 +157,9 @@ as_pg() {
 
 cleanup() {
 	local rc=$?
+	if [ -f "$tmp/python-consumer/redis.pid" ]; then
+		kill "$(cat "$tmp/python-consumer/redis.pid")" 2>/dev/null || true
+	fi
 	if [ -f "$data/postmaster.pid" ]; then
 		as_pg pg_ctl -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
 	fi
@@ -267,7 +271,7 @@ missing_expected() {		# missing_expected RESULTS_DIR "TEST..."
 # below is the order they run in.  SOG_SUITES (space-separated names) runs
 # only those: make test-versions runs the ones that need a server and no
 # broker against each PostgreSQL major (test/versions/run.sh says which).
-all_suites="released-scripts docs getting-started regress isolation tap alerts model portable portable-regress seq-diff bench-smoke bench-soak demo reliability reliability-portable reliability-checker python-example fuzz"
+all_suites="released-scripts docs getting-started regress isolation tap alerts model portable portable-regress seq-diff bench-smoke bench-soak demo reliability reliability-portable reliability-checker python-example python-consumer fuzz"
 
 # A released version's install script is never edited again (CHANGELOG):
 # test/released.sha256 holds the checksum of each as released.
@@ -549,6 +553,61 @@ suite_python_example() {
 		suite_result python-example passed
 	else
 		suite_result python-example failed
+	fi
+}
+
+# The complete Python consumer (examples/python/consumer.py) on a real Redis
+# under faults: drive_consumer.py produces into three streams while it kills
+# the workers, terminates their backends, expires their page tokens, runs
+# zombies, trims and deletes records while a worker is down and replaces a
+# stream, acting as operator too (it resolves each gap); check_consumer.py,
+# sharing no code with the consumer, proves that every produced event is in
+# the sink once or inside exactly one gap row, and that every verdict and
+# fault was met.  Debian's redis-server, started here as the test user on a
+# unix socket in the temp dir (no TCP), and stopped.  About 30 s; no timing
+# is asserted.
+suite_python_consumer() {
+	local dir=$tmp/python-consumer ok=0 f
+	local url=unix://$dir/redis.sock
+	if [ "$server_up" != 1 ]; then
+		suite_result python-consumer failed "not run: $no_server"
+		return
+	fi
+	if ! sog_install_packages redis-server python3-redis python3-psycopg; then
+		suite_result python-consumer failed "could not install redis-server, python3-redis"
+		return
+	fi
+	mkdir -p "$dir"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown postgres: "$dir"
+	fi
+	if as_pg redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
+		--save '' --appendonly no --dir "$dir" --pidfile "$dir/redis.pid" \
+		--logfile "$dir/redis.log" --daemonize yes &&
+		for _ in $(seq 50); do [ -S "$dir/redis.sock" ] && break; sleep 0.1; done &&
+		as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_redis' &&
+		as_pg psql -X -q -v ON_ERROR_STOP=1 -d sog_redis -c 'CREATE EXTENSION stream_offset_guard' &&
+		as_pg env PGDATABASE=sog_redis /usr/bin/python3 "$tree/examples/python/drive_consumer.py" \
+			--redis "$url" --out "$dir" >"$dir/drive.out" 2>&1; then
+		tail -n 1 "$dir/drive.out"
+		as_pg env PGDATABASE=sog_redis /usr/bin/python3 "$tree/examples/python/check_consumer.py" \
+			--redis "$url" --out "$dir" && ok=1
+	else
+		show "$dir/drive.out" 200
+		for f in $(ls -t "$dir"/worker-*.log 2>/dev/null | head -n 4); do
+			echo "----- tail of $f -----"
+			tail -n 30 "$f"
+		done
+		show "$dir/redis.log" 30
+	fi
+	if [ -f "$dir/redis.pid" ]; then
+		kill "$(cat "$dir/redis.pid")" 2>/dev/null || true
+		rm -f "$dir/redis.pid"
+	fi
+	if [ "$ok" = 1 ]; then
+		suite_result python-consumer passed
+	else
+		suite_result python-consumer failed
 	fi
 }
 
