@@ -524,16 +524,18 @@ suite_reliability_checker() {
 		bash "$tree/test/reliability/run.sh" --selftest
 }
 
-# The README's Python example, run against the test cluster, and the README
-# quoting a part of it verbatim (so that what users copy is what was run):
-# its python block is a run of whole lines of examples/python/sink.py, at
-# least 20 of them, and docs/consumer.md quotes the whole file.
+# The short Python example (examples/python/sink.py), run against the test
+# cluster, and the documents quoting what was run verbatim: the README's
+# python block is a run of at least 20 whole lines of the complete example,
+# examples/python/consumer.py (its core loop; the suite python-consumer
+# runs it), and docs/consumer.md quotes the whole of sink.py.
 readme_quotes_python() {
-	python3 - "$tree/README.md" "$tree/examples/python/sink.py" "$tree/docs/consumer.md" <<'PY'
+	python3 - "$tree/README.md" "$tree/examples/python/consumer.py" "$tree/docs/consumer.md" "$tree/examples/python/sink.py" <<'PY'
 import re, sys
-readme, sink = (open(f).read() for f in sys.argv[1:3])
+readme, complete = (open(f).read() for f in sys.argv[1:3])
+sink = open(sys.argv[4]).read()
 blocks = re.findall(r"^```python\n(.*?)^```$", readme, re.M | re.S)
-ok = len(blocks) == 1 and blocks[0].count("\n") >= 20 and ("\n" + blocks[0]) in ("\n" + sink)
+ok = len(blocks) == 1 and blocks[0].count("\n") >= 20 and ("\n" + blocks[0]) in ("\n" + complete)
 # docs/consumer.md quotes the whole file
 guide = open(sys.argv[3]).read()
 whole = [b for b in re.findall(r"^```python\n(.*?)^```$", guide, re.M | re.S) if b.startswith('"""A consumer\'s sink')]
@@ -545,7 +547,7 @@ suite_python_example() {
 	if [ "$server_up" != 1 ]; then
 		suite_result python-example failed "not run: $no_server"
 	elif ! readme_quotes_python; then
-		echo "run-tests: README.md's python block is not whole lines of examples/python/sink.py, or docs/consumer.md's is not the whole file, verbatim"
+		echo "run-tests: README.md's python block is not whole lines of examples/python/consumer.py, or docs/consumer.md's is not the whole of examples/python/sink.py, verbatim"
 		suite_result python-example failed
 	elif as_pg psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE sog_python' &&
 		as_pg psql -X -q -v ON_ERROR_STOP=1 -d sog_python -c 'CREATE EXTENSION stream_offset_guard' &&
