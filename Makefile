@@ -150,5 +150,15 @@ test-versions:
 bench-versions:
 	bash test/versions/bench.sh
 
+# src/ in PostgreSQL's style: PostgreSQL's own pgindent (from Debian's
+# source package of the major PG_CONFIG names), with src/typedefs.list
+# (tools/pgindent.sh).  pgindent-check changes nothing and fails if a file
+# would change.
+.PHONY: pgindent pgindent-check
+pgindent:
+	bash tools/pgindent.sh
+pgindent-check:
+	bash tools/pgindent.sh --check
+
 # Source tarball (PGXN) and Debian package targets.
 include packaging.mk

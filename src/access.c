@@ -298,6 +298,7 @@ static void
 refuse(Oid user, const SogGrants *g, const char *what, const char *requested, int kinds)
 {
 	const char *rolename = sog_cut(GetUserNameFromId(user, false));
+
 	/* the role as the grant functions take it: a quoted identifier, a literal */
 	const char *role = quote_literal_cstr(quote_identifier(GetUserNameFromId(user, false)));
 	const char *consumer = requested ? quote_literal_cstr(sog_cut(requested)) : NULL;
@@ -446,7 +447,7 @@ Datum
 sog_may_see(PG_FUNCTION_ARGS)
 {
 	SogSeeCache *c = fcinfo->flinfo->fn_extra;
-	Oid			user = GetUserId();	/* the querying role, never a view's owner */
+	Oid			user = GetUserId(); /* the querying role, never a view's owner */
 
 	if (c == NULL || c->user != user)
 	{
@@ -561,9 +562,9 @@ sog_enter(FunctionCallInfo fcinfo, SogBody body, bool writes)
 	ReleaseSysCache(proc);
 
 	/*
-	 * Inside a security-restricted operation: never a function that
-	 * writes; nor, under 1.1's SECURITY DEFINER definitions, one that reads,
-	 * since the role that called it cannot be known there.
+	 * Inside a security-restricted operation: never a function that writes;
+	 * nor, under 1.1's SECURITY DEFINER definitions, one that reads, since
+	 * the role that called it cannot be known there.
 	 */
 	if ((writes || definer) && InSecurityRestrictedOperation())
 		ereport(ERROR,
@@ -601,6 +602,7 @@ static Datum
 run_body(PG_FUNCTION_ARGS)
 {
 	FmgrInfo   *target = fcinfo->flinfo->fn_extra;
+
 	LOCAL_FCINFO(inner, FUNC_MAX_ARGS);
 	Datum		result;
 	int			i;

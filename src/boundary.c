@@ -231,9 +231,9 @@ sog_boundary_halt(SogCheckpoint *cp, SogPosition **cursor, char **hash,
 			report_cursor_back(cp, *cursor, "halt");
 
 		/*
-		 * The noted boundary is what the successor verifies.  What a halt
-		 * may add to it: a hash or a count it was noted without, for the
-		 * same records (same cursor, none applied).
+		 * The noted boundary is what the successor verifies.  What a halt may
+		 * add to it: a hash or a count it was noted without, for the same
+		 * records (same cursor, none applied).
 		 */
 		if (sog_position_cmp(*cursor, cp->source_cursor) == 0 && !sog_boundary_entered(cp))
 		{
@@ -410,7 +410,7 @@ sog_boundary_unverified(const SogCheckpoint *cp)
 	if (!sog_boundary_checkable(cp))
 		return false;
 	return !sog_gaps_since_cover(cp->id, sog_boundary_base(cp), cp->source_cursor,
-						   cp->read_gap_floor_isnull ? 0 : cp->read_gap_floor);
+								 cp->read_gap_floor_isnull ? 0 : cp->read_gap_floor);
 }
 
 /*

@@ -280,12 +280,13 @@ read_row(TupleTableSlot *slot, const AttrNumber *att, int64 id, SogCheckpoint *c
 static void
 remember(SogCheckpoint *cp)
 {
-#define COPY(type, name)	cp->orig.name = cp->name;
-	SOG_CP_MUTABLE_FIELDS(COPY)
-#undef COPY
 	cp->token_changed = false;
 	cp->claimed = false;
 	cp->boundary_recorded = false;
+	/* last: pgindent takes an X-macro's line for the start of a statement */
+#define COPY(type, name)	cp->orig.name = cp->name;
+	SOG_CP_MUTABLE_FIELDS(COPY)
+#undef COPY
 }
 
 void
@@ -332,9 +333,9 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 
 		/*
 		 * A version our own transaction wrote (an earlier call's update) is
-		 * ours alone already: every other writer waits on the version
-		 * before it.  Otherwise lock the newest version, waiting for its
-		 * holder and following updates.
+		 * ours alone already: every other writer waits on the version before
+		 * it.  Otherwise lock the newest version, waiting for its holder and
+		 * following updates.
 		 */
 		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
 		{
@@ -344,16 +345,17 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 
 			if (res == TM_Deleted)
 				found = false;
-			else if (res != TM_Ok)	/* LockWaitBlock, newest version: cannot be */
+			else if (res != TM_Ok)	/* LockWaitBlock, newest version: cannot
+									 * be */
 				elog(ERROR, "unexpected table_tuple_lock status %d for checkpoint " INT64_FORMAT,
 					 (int) res, id);
 
 			/*
 			 * At REPEATABLE READ and SERIALIZABLE, a version committed after
-			 * the transaction's snapshot may be read (the fence is checked
-			 * on the newest generation, whatever the level) but not
-			 * written: sog_checkpoint_write raises the serialization
-			 * failure an UPDATE of the row would.
+			 * the transaction's snapshot may be read (the fence is checked on
+			 * the newest generation, whatever the level) but not written:
+			 * sog_checkpoint_write raises the serialization failure an UPDATE
+			 * of the row would.
 			 */
 			after_snapshot = found && IsolationUsesXactSnapshot() &&
 				!table_tuple_satisfies_snapshot(rel, slot, GetTransactionSnapshot());

@@ -73,8 +73,7 @@ typedef struct SogCheckpoint
 	bool		telemetry;		/* criticality = 'telemetry' */
 	char	   *provider;
 	char	   *query_scope;
-	/* what the functions change; orig is what was read (or last written) */
-	SOG_CP_MUTABLE_FIELDS(SOG_CP_FIELD)
+	/* orig: the columns below as they were read (or last written) */
 	SogCpMutable orig;
 	/* the provider token, detoasted only when asked for (it may be long) */
 	bool		token_loaded;
@@ -88,12 +87,14 @@ typedef struct SogCheckpoint
 	int64		read_gap_floor; /* the newest gap's id when the read boundary
 								 * was recorded (1.1) */
 	bool		boundary_recorded;	/* set by note_read/halt: write the floor */
-	int			receipt_ring;	/* the receipt partition its runs go to
-								 * (1.2; SOG_RING_NO_COLUMN before) */
+	int			receipt_ring;	/* the receipt partition its runs go to (1.2;
+								 * SOG_RING_NO_COLUMN before) */
 	bool		after_snapshot; /* locked version committed after the
 								 * transaction's snapshot (REPEATABLE READ,
 								 * SERIALIZABLE): a write is 40001 */
 	HeapTuple	tuple;			/* the row version read (and locked) */
+	/* what the functions change (pgindent indents the X-macro as it likes) */
+				SOG_CP_MUTABLE_FIELDS(SOG_CP_FIELD)
 } SogCheckpoint;
 
 

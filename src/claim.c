@@ -275,9 +275,9 @@ SOG_ENTRY(sog_halt, true)
 		sog_check_buffered_count(count, cursor, cp.applied_position);
 
 	/*
-	 * The boundary handed over: the halt's own, or one still open as it
-	 * was noted (a gap is pending, nothing new was read, or records noted
-	 * earlier are not applied: boundary.c).
+	 * The boundary handed over: the halt's own, or one still open as it was
+	 * noted (a gap is pending, nothing new was read, or records noted earlier
+	 * are not applied: boundary.c).
 	 */
 	sog_boundary_halt(&cp, &cursor, &hash, &count_isnull, &count, &kept);
 

@@ -120,10 +120,10 @@ sog_gap_record(int64 checkpoint_id, int64 generation, const char *reason, SogVer
 	bool		isnull;
 
 	plan = sog_keep_plan(PLAN_GAP_INSERT,
-					 "INSERT INTO sog.gap (checkpoint_id, generation, from_position, "
-					 "to_position, reason, verdict, detail) "
-					 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict, $7) RETURNING id",
-					 7, types);
+						 "INSERT INTO sog.gap (checkpoint_id, generation, from_position, "
+						 "to_position, reason, verdict, detail) "
+						 "VALUES ($1, $2, $3, $4, $5, $6::sog.verdict, $7) RETURNING id",
+						 7, types);
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = Int64GetDatum(generation);
 	POS_ARG(from, 2);
@@ -150,7 +150,7 @@ sog_manifest_record(int64 checkpoint_id, int64 generation, const char *owner,
 {
 	Oid			types[14] = {INT8OID, INT8OID, TEXTOID, TEXTOID,
 		sog_position_type(), sog_position_type(), TEXTOID, INT8OID,
-		TEXTOID, sog_position_type(), NUMERICOID, TEXTOID, INT8OID, TEXTOID};
+	TEXTOID, sog_position_type(), NUMERICOID, TEXTOID, INT8OID, TEXTOID};
 	Datum		values[14];
 	char		nulls[14];
 	SPIPlanPtr	plan;
@@ -158,12 +158,12 @@ sog_manifest_record(int64 checkpoint_id, int64 generation, const char *owner,
 
 	memset(nulls, ' ', sizeof(nulls));
 	plan = sog_keep_plan(PLAN_MANIFEST_INSERT,
-					 "INSERT INTO sog.manifest_log (checkpoint_id, generation, kind, owner, "
-					 "source_cursor, applied_position, buffer_hash, buffered_count, "
-					 "verdict, resume_from, gap_size, manifest_digest, gap_id, note) "
-					 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::sog.verdict, $10, $11, "
-					 "$12, $13, $14) RETURNING id",
-					 14, types);
+						 "INSERT INTO sog.manifest_log (checkpoint_id, generation, kind, owner, "
+						 "source_cursor, applied_position, buffer_hash, buffered_count, "
+						 "verdict, resume_from, gap_size, manifest_digest, gap_id, note) "
+						 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::sog.verdict, $10, $11, "
+						 "$12, $13, $14) RETURNING id",
+						 14, types);
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = Int64GetDatum(generation);
 	TEXT_ARG(kind, 2);
@@ -198,9 +198,9 @@ sog_gap_newest_open(int64 checkpoint_id, SogVerdict *verdict)
 	int			i;
 
 	sog_exec("SELECT id, verdict::text FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
-			  "ORDER BY id DESC LIMIT 1",
-			  1, types, values, NULL, true);
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			 "ORDER BY id DESC LIMIT 1",
+			 1, types, values, NULL, true);
 	if (SPI_processed == 0)
 		return 0;
 	label = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
@@ -219,9 +219,9 @@ sog_gap_open_with_reason(int64 checkpoint_id, const char *reason)
 	Datum		values[2] = {Int64GetDatum(checkpoint_id), CStringGetTextDatum(reason)};
 
 	sog_exec("SELECT id FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
-			  "AND reason OPERATOR(pg_catalog.=) $2 ORDER BY id DESC LIMIT 1",
-			  2, types, values, NULL, true);
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL "
+			 "AND reason OPERATOR(pg_catalog.=) $2 ORDER BY id DESC LIMIT 1",
+			 2, types, values, NULL, true);
 	return first_int8(0);
 }
 
@@ -279,7 +279,11 @@ sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
 		Datum		t = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &tnull);
 
 		CHECK_FOR_INTERRUPTS();
-		/* rows are in the order of their start: one that starts above is the end */
+
+		/*
+		 * rows are in the order of their start: one that starts above is the
+		 * end
+		 */
 		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), *reached) > 0))
 			break;
 		if (tnull)
@@ -312,12 +316,12 @@ sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPos
 
 bool
 sog_gaps_since_cover(int64 checkpoint_id, const SogPosition *from, const SogPosition *to,
-			   int64 after_id)
+					 int64 after_id)
 {
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(checkpoint_id), Int64GetDatum(after_id)};
 	SogPosition *reached = (SogPosition *) from;	/* covered through here */
-	bool		start = (from == NULL);	/* reached is "the start" */
+	bool		start = (from == NULL); /* reached is "the start" */
 	uint64		r;
 
 	sog_exec("SELECT from_position, to_position FROM sog.gap "
@@ -381,8 +385,8 @@ sog_gap_count_open(int64 checkpoint_id)
 	bool		isnull;
 
 	sog_exec("SELECT pg_catalog.count(*) FROM sog.gap "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
-			  1, types, values, NULL, true);
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 AND resolved_at IS NULL",
+			 1, types, values, NULL, true);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 									   SPI_tuptable->tupdesc, 1, &isnull));
 }
@@ -394,7 +398,7 @@ sog_gap_checkpoint(int64 gap_id)
 	Datum		values[1] = {Int64GetDatum(gap_id)};
 
 	sog_exec("SELECT checkpoint_id FROM sog.gap WHERE id OPERATOR(pg_catalog.=) $1",
-			  1, types, values, NULL, true);
+			 1, types, values, NULL, true);
 	return first_int8(-1);
 }
 

@@ -42,7 +42,7 @@ extern int64 sog_gap_open_with_reason(int64 checkpoint_id, const char *reason);
  * unbounded).  0 if none.
  */
 extern int64 sog_gap_open_covering(int64 checkpoint_id, const SogPosition *from,
-							  const SogPosition *to);
+								   const SogPosition *to);
 
 /*
  * The gaps of a checkpoint that already account for records above from:
@@ -68,7 +68,7 @@ extern bool sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from,
  * that one, resolved or not) together cover (from, to]?  Runs inside SPI.
  */
 extern bool sog_gaps_since_cover(int64 checkpoint_id, const SogPosition *from,
-						   const SogPosition *to, int64 after_id);
+								 const SogPosition *to, int64 after_id);
 
 /* The id of the checkpoint's newest gap, 0 if none (connects to SPI). */
 extern int64 sog_gap_newest_id(int64 checkpoint_id);

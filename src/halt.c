@@ -57,7 +57,7 @@ verdict_from_label(const char *label)
 		if (strcmp(label, verdict_labels[i]) == 0)
 			return (SogVerdict) i;
 	elog(ERROR, "unknown verdict \"%s\"", label);
-	return SOG_VERDICT_FAIL_CLOSED;		/* keep compiler quiet */
+	return SOG_VERDICT_FAIL_CLOSED; /* keep compiler quiet */
 }
 
 Datum
@@ -261,7 +261,7 @@ sog_evaluate_halt(PG_FUNCTION_ARGS)
 	if (m.verdict == SOG_VERDICT_FAIL_CLOSED)
 	{
 		char	   *gap = m.gap_isnull ? "unknown" :
-			DatumGetCString(DirectFunctionCall1(numeric_out, m.gap_size));
+		DatumGetCString(DirectFunctionCall1(numeric_out, m.gap_size));
 
 		ereport(ERROR,
 				(errcode(ERRCODE_SOG_FAIL_CLOSED),

@@ -97,7 +97,8 @@ promote_cas(const SogRecovery *r, SogCheckpoint *cp, char *successor,
 		if (sog_position_cmp_nullable(cp->applied_position, cp->receipts_through) > 0)
 			cp->receipts_through = cp->applied_position;
 		if (sog_position_cmp_nullable(cp->source_cursor, cp->applied_position) <= 0)
-			sog_clear_read_boundary(cp);	/* the page covers all that was read */
+			sog_clear_read_boundary(cp);	/* the page covers all that was
+											 * read */
 		sog_check_generation_room(cp);
 		cp->generation++;
 		cp->claimed = true;

@@ -325,8 +325,8 @@ sog_receipt_run_store_at(int64 checkpoint_id, int ring, const SogReceiptRun *run
 		while (hi < run->n)
 		{
 			size_t		add = SOG_DIGEST_LEN +
-				(dense ? 0 : length_bytes(SOG_POS_NBYTES(run->positions[hi])) +
-				 SOG_POS_NBYTES(run->positions[hi]));
+			(dense ? 0 : length_bytes(SOG_POS_NBYTES(run->positions[hi])) +
+			 SOG_POS_NBYTES(run->positions[hi]));
 
 			if (hi > lo && bytes + add > SOG_RECEIPT_ROW_BYTES)
 				break;
@@ -388,11 +388,11 @@ sog_receipt_lookup(int64 checkpoint_id, const SogPosition *horizon,
 		return sog_receipt_run_find(probe, pos, digest);
 
 	plan = sog_keep_plan(PLAN_RECEIPT_LOOKUP,
-					 "SELECT first_position, n, positions, digests FROM sog.receipt "
-					 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-					 "AND last_position OPERATOR(sog.>=) $2 "
-					 "ORDER BY last_position USING OPERATOR(sog.<) LIMIT 1",
-					 2, types);
+						 "SELECT first_position, n, positions, digests FROM sog.receipt "
+						 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+						 "AND last_position OPERATOR(sog.>=) $2 "
+						 "ORDER BY last_position USING OPERATOR(sog.<) LIMIT 1",
+						 2, types);
 	values[0] = Int64GetDatum(checkpoint_id);
 	values[1] = PointerGetDatum(pos);
 	sog_exec_latest(plan, values, NULL, true, 1);
@@ -639,8 +639,8 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 	/*
 	 * Whole runs at or below the new horizon.  None is at or below the old
 	 * one (the prune that set it dropped them, and no receipt is written
-	 * there: both positions only move up), so the range starts above it:
-	 * the entries of runs pruned earlier and not yet vacuumed away are not
+	 * there: both positions only move up), so the range starts above it: the
+	 * entries of runs pruned earlier and not yet vacuumed away are not
 	 * visited again, and a prune in chunks costs what each chunk drops.
 	 */
 	sog_exec(horizon ?
@@ -664,18 +664,18 @@ sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
 	 * query is the same before the update).  Only the first row above the
 	 * horizon can straddle it; the first two are looked at, through the
 	 * primary key, so that an overlap there is still reported, and the
-	 * receipts above the horizon (the kept ones, all of them) are not read:
-	 * a prune in chunks costs what it drops, not what it keeps.
+	 * receipts above the horizon (the kept ones, all of them) are not read: a
+	 * prune in chunks costs what it drops, not what it keeps.
 	 */
 	sog_exec("DELETE FROM sog.receipt r "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND last_position OPERATOR(sog.=) ANY (SELECT s.last_position FROM sog.receipt s "
-			  "WHERE s.checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND s.last_position OPERATOR(sog.>) $2 "
-			  "ORDER BY s.last_position USING OPERATOR(sog.<) LIMIT 2) "
-			  "AND first_position OPERATOR(sog.<=) $2 "
-			  "RETURNING first_position, n, positions, digests, r",
-			  2, types, values, NULL, false);
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND last_position OPERATOR(sog.=) ANY (SELECT s.last_position FROM sog.receipt s "
+			 "WHERE s.checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND s.last_position OPERATOR(sog.>) $2 "
+			 "ORDER BY s.last_position USING OPERATOR(sog.<) LIMIT 2) "
+			 "AND first_position OPERATOR(sog.<=) $2 "
+			 "RETURNING first_position, n, positions, digests, r",
+			 2, types, values, NULL, false);
 	if (SPI_processed > 1)
 		report_corrupt_run(NULL, 0, "receipt rows of one checkpoint overlap");
 	if (SPI_processed == 1)

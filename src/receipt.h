@@ -39,6 +39,7 @@ extern bool sog_receipt_run_find(const SogReceiptRun *run,
  */
 extern void sog_receipt_run_store(int64 checkpoint_id, int ring,
 								  const SogReceiptRun *run);
+
 /* the same, with the rows' created_at (1.1) given: a pruned run's remainder */
 extern void sog_receipt_run_store_at(int64 checkpoint_id, int ring,
 									 const SogReceiptRun *run,
@@ -73,7 +74,7 @@ extern bool sog_receipt_lookup(int64 checkpoint_id, const SogPosition *horizon,
  * the ring's rows stay until their partition is emptied.
  */
 extern int64 sog_receipt_prune(int64 checkpoint_id, const SogPosition *through,
-								 const SogPosition *horizon);
+							   const SogPosition *horizon);
 
 /*
  * Receipts of a checkpoint in position order within [from, to] (NULL: no

@@ -120,10 +120,22 @@ SOG_ENTRY(sog_reconfigure, true)
 	sog_checkpoint_lock(PG_GETARG_INT64(0), &cp, SOG_ACCESS_OPERATOR, false);
 	sog_store_begin();
 	check_settings(arg[0], arg[1]);
-	s[0] = (Setting) {"criticality", pstrdup(cp.telemetry ? "telemetry" : "critical"), arg[0]};
-	s[1] = (Setting) {"provider", cp.provider, arg[1]};
-	s[2] = (Setting) {"query_scope", cp.query_scope, arg[2]};
-	s[3] = (Setting) {"source_identity", cp.source_identity, arg[3]};
+	s[0] = (Setting)
+	{
+		"criticality", pstrdup(cp.telemetry ? "telemetry" : "critical"), arg[0]
+	};
+	s[1] = (Setting)
+	{
+		"provider", cp.provider, arg[1]
+	};
+	s[2] = (Setting)
+	{
+		"query_scope", cp.query_scope, arg[2]
+	};
+	s[3] = (Setting)
+	{
+		"source_identity", cp.source_identity, arg[3]
+	};
 
 	values[0] = Int64GetDatum(cp.id);
 	for (i = 0; i < 4; i++)
@@ -133,7 +145,7 @@ SOG_ENTRY(sog_reconfigure, true)
 		if (s[i].new_value && !sog_text_eq(s[i].new_value, s[i].old_value))
 		{
 			if (!changed)
-				sog_checkpoint_check_snapshot(&cp);	/* before the first write */
+				sog_checkpoint_check_snapshot(&cp); /* before the first write */
 			log_setting(cp.id, &s[i], note);
 			changed = true;
 		}

@@ -550,9 +550,9 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
 		 !anchor_gone_accepted(r, pos)))
 	{
 		/*
-		 * Not above the previous event; an exclusive seek returned the
-		 * anchor or less; an inclusive seek did not start at the anchor
-		 * (nor, when the anchor is gone with an accepted loss, at or past
+		 * Not above the previous event; an exclusive seek returned the anchor
+		 * or less; an inclusive seek did not start at the anchor (nor, when
+		 * the anchor is gone with an accepted loss, at or past
 		 * retained_from).
 		 */
 		*stop = "coverage_gap";
@@ -569,8 +569,8 @@ decide_event(const SogRecovery *r, SogCheckpoint *cp, SogPosition *pos,
 
 	/*
 	 * The temporal-skew rule, as for apply: nothing above the applied
-	 * position is written or counted while a gap is unverified (replaying)
-	 * or unresolved (failed_closed).  Verify the gap first.
+	 * position is written or counted while a gap is unverified (replaying) or
+	 * unresolved (failed_closed).  Verify the gap first.
 	 */
 	if (cp->state != SOG_STATE_RUNNING)
 		sog_report_gap_pending(cp, pos);
@@ -711,14 +711,14 @@ sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
 	TEXT_ARG(sog_checkpoint_token(cp), 4);
 	/* the attempts in id order: the notices do not follow the heap's */
 	sog_exec("WITH lost AS (UPDATE sog.recovery SET state = 'lost', result_generation = $3, "
-			  "result_applied_position = $4, result_provider_token = $5, "
-			  "concluded_at = pg_catalog.now() "
-			  "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
-			  "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open' "
-			  "RETURNING id, advance_through::text AS through, "
-			  "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL) AS above) "
-			  "SELECT id, through, above FROM lost ORDER BY id",
-			  5, types, values, nulls, false);
+			 "result_applied_position = $4, result_provider_token = $5, "
+			 "concluded_at = pg_catalog.now() "
+			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
+			 "AND id OPERATOR(pg_catalog.<>) $2 AND state OPERATOR(pg_catalog.=) 'open' "
+			 "RETURNING id, advance_through::text AS through, "
+			 "advance_through OPERATOR(sog.>) $4 OR ($4 IS NULL AND advance_through IS NOT NULL) AS above) "
+			 "SELECT id, through, above FROM lost ORDER BY id",
+			 5, types, values, nulls, false);
 	for (i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -727,7 +727,8 @@ sog_recovery_fence_open(SogCheckpoint *cp, int64 except_id)
 		bool		above = DatumGetBool(SPI_getbinval(tup, desc, 3, &isnull));
 
 		if (isnull || !above || except_id != 0)
-			continue;			/* told only to a claim (a promotion counts its own page) */
+			continue;			/* told only to a claim (a promotion counts
+								 * its own page) */
 		ereport(NOTICE,
 				(errmsg("recovery attempt %s of checkpoint " INT64_FORMAT " was concluded as lost with committed events above the applied position",
 						SPI_getvalue(tup, desc, 1), cp->id),

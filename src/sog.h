@@ -38,7 +38,7 @@ extern bool sog_is_blank(const char *s);
 extern bool sog_text_eq(const char *a, const char *b);
 
 /* Canonical text of a position for messages; "(none)" for NULL. */
-extern const char *sog_position_label(const struct varlena *p);	/* "(none)" for NULL */
+extern const char *sog_position_label(const struct varlena *p); /* "(none)" for NULL */
 
 /* Longest user value shown whole in a message, in bytes. */
 #define SOG_MSG_VALUE_MAX			200

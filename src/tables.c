@@ -106,7 +106,7 @@ static struct
 	SPIPlanPtr	plans[SOG_NPLANS];
 	Oid			own_rels[SOG_NTABLES];	/* own_rel_names' OIDs, for the
 										 * placement check's invalidation */
-} tables;
+}			tables;
 
 /* The extension's tables (any of them Citus could distribute). */
 static const char *const own_rel_names[SOG_NTABLES] = {
@@ -132,10 +132,11 @@ tables_relcache_callback(Datum arg, Oid relid)
 			tables.rc_valid[slot] = false;
 			tables.receipt_stale = true;
 		}
+
 	/*
 	 * Citus invalidates the table it distributes: check the placement again
-	 * after an invalidation of one of ours (or of every relation), not
-	 * after the DDL of other tables.
+	 * after an invalidation of one of ours (or of every relation), not after
+	 * the DDL of other tables.
 	 */
 	if (relid == InvalidOid)
 		tables.placement_checked = false;
@@ -701,7 +702,8 @@ sog_exec_latest(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_onl
 
 	rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
 							  InvalidSnapshot, read_only, true, count);
-	MemoryContextSwitchTo(caller);	/* SPI leaves its procedure context current */
+	MemoryContextSwitchTo(caller);	/* SPI leaves its procedure context
+									 * current */
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
 	return rc;

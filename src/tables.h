@@ -117,6 +117,7 @@ extern Oid	sog_position_type(void);
 /* A checkpoint row without the column receipt_ring (before 1.2). */
 #define SOG_RING_NO_COLUMN	INT_MIN
 extern bool sog_receipt_partitioned(void);
+
 /* OID of sog.receipt_<ring> (0 <= ring < SOG_RING_PARTS); 55000 if missing */
 extern Oid	sog_receipt_partition_relid(int ring);
 
