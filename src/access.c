@@ -95,6 +95,7 @@
 #include "compat.h"
 #include "sog.h"
 #include "tables.h"
+#include "util.h"
 
 /* Owner of the installed extension (InvalidOid if not installed). */
 static Oid

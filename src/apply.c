@@ -43,6 +43,7 @@
 #include "hash.h"
 #include "position.h"
 #include "receipt.h"
+#include "util.h"
 
 static void
 report_receipt_conflict(const SogCheckpoint *cp, const SogPosition *pos,

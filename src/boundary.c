@@ -50,6 +50,7 @@
 #include "gapstore.h"
 #include "hash.h"
 #include "receipt.h"
+#include "util.h"
 
 bool
 sog_boundary_open(const SogCheckpoint *cp)

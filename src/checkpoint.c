@@ -76,6 +76,7 @@
 #include "checkpoint.h"
 #include "compat.h"
 #include "holder.h"
+#include "util.h"
 #include "writer.h"
 
 static const char *const state_labels[] = {"running", "replaying", "failed_closed"};

@@ -35,6 +35,7 @@
 #include "halt.h"
 #include "position.h"
 #include "recovery.h"
+#include "util.h"
 
 /*
  * The manifest of a checkpoint that already failed closed: the verdict of

@@ -40,6 +40,7 @@
 #include "gapstore.h"
 #include "halt.h"
 #include "position.h"
+#include "util.h"
 
 /*
  * The gap reasons (docs/operations.md: gap reasons), listed once: sog.gap's CHECK

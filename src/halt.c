@@ -34,6 +34,7 @@
 #include "compat.h"
 #include "halt.h"
 #include "hash.h"
+#include "util.h"
 
 static const char *const verdict_labels[] = {
 	"aligned",

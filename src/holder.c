@@ -28,6 +28,7 @@
 #include "sog.h"
 #include "tables.h"
 #include "holder.h"
+#include "util.h"
 
 
 /*

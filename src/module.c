@@ -10,7 +10,7 @@
  * check holds the tree to).  Each file's header says what it relies on.
  *
  * base
- *	sog.h				SQLSTATEs, verdicts, the values in messages
+ *	sog.h				the SQLSTATEs and the digest length
  *	compat.h			every PG_VERSION_NUM guard
  *	position_codec.c	the position type's encoding, no PostgreSQL
  *						dependency (the fuzzer links it alone)
@@ -18,7 +18,7 @@
  *	position.c			the SQL type sog.position: I/O, operators, casts
  *	hash.c				payload digests and the chained buffer hash
  *	halt.c				pure halt evaluation (evaluate_halt, verify_resume)
- *	util.c				argument checks, values in messages
+ *	util.c				argument checks, values in messages (util.h)
  * tables
  *	tables.c			the extension's tables as this backend knows them,
  *						kept plans, Citus' placement and two-phase commit

@@ -35,6 +35,7 @@
 #include "position.h"
 #include "receipt.h"
 #include "recovery.h"
+#include "util.h"
 
 /* What promote answers: the checkpoint after the call, and why. */
 typedef struct Promotion

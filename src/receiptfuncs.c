@@ -29,6 +29,7 @@
 #include "position.h"
 #include "receipt.h"
 #include "recovery.h"
+#include "util.h"
 
 typedef struct ReceiptSink
 {

@@ -30,6 +30,7 @@
 #include "compat.h"
 #include "position.h"
 #include "recovery.h"
+#include "util.h"
 
 /* One setting reconfigure may change: its column, old and new value. */
 typedef struct Setting

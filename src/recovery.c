@@ -53,6 +53,7 @@
 #include "position.h"
 #include "receipt.h"
 #include "recovery.h"
+#include "util.h"
 
 /* A provider's documented contract (sog.provider). */
 typedef struct SogProvider

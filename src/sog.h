@@ -2,7 +2,8 @@
  *
  * sog.h
  *	  Declarations shared by every file of stream_offset_guard: the
- *	  extension's own SQLSTATEs and small helpers.
+ *	  extension's own SQLSTATEs and the digest length (the helpers every
+ *	  file uses are util.c's, in util.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,38 +23,5 @@
 
 /* SHA-256 digest length */
 #define SOG_DIGEST_LEN				32
-
-/* util.c */
-struct FunctionCallInfoBaseData;
-struct varlena;
-
-/* Raise 22023 if SQL argument n (named name) is NULL. */
-extern void sog_require_arg(struct FunctionCallInfoBaseData *fcinfo, int n,
-							const char *name);
-
-/* True when s is NULL, empty, or only ASCII white space. */
-extern bool sog_is_blank(const char *s);
-
-/* Equality of two nullable strings (tokens, scopes): NULL equals only NULL. */
-extern bool sog_text_eq(const char *a, const char *b);
-
-/* Canonical text of a position for messages; "(none)" for NULL. */
-extern const char *sog_position_label(const struct varlena *p); /* "(none)" for NULL */
-
-/* Longest user value shown whole in a message, in bytes. */
-#define SOG_MSG_VALUE_MAX			200
-
-/* A user value for a message: NULL as "NULL", long values cut. */
-extern const char *sog_cut(const char *s);
-
-/* The same in double quotes, or if_null for NULL. */
-extern const char *sog_quoted(const char *s, const char *if_null);
-
-/* Raise 22023 unless hash (when not NULL) is 64 hex characters. */
-extern void sog_check_buffer_hash(const char *what, const char *hash);
-
-/* Raise 22023 for a negative count or one above what (applied, cursor] holds. */
-extern void sog_check_buffered_count(int64 count, const struct varlena *cursor,
-									 const struct varlena *applied);
 
 #endif							/* SOG_H */

@@ -18,6 +18,7 @@
 
 #include "position.h"
 #include "sog.h"
+#include "util.h"
 
 void
 sog_require_arg(FunctionCallInfo fcinfo, int n, const char *name)
