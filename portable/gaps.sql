@@ -169,7 +169,7 @@ REVOKE ALL ON FUNCTION sog.gap_open_with_reason(bigint, text) FROM PUBLIC;
 
 -- The newest open gap of a checkpoint that covers (from_pos, to_pos]: its
 -- from at or below from_pos (NULL: the start), its to at or above to_pos
--- (NULL: unbounded); 0 if none (sog_gap_covering).
+-- (NULL: unbounded); 0 if none (sog_gap_open_covering).
 CREATE FUNCTION sog.gap_covering(checkpoint_id bigint, from_pos sog.position, to_pos sog.position)
 	RETURNS bigint
 LANGUAGE sql STABLE
@@ -246,7 +246,7 @@ $$;
 REVOKE ALL ON FUNCTION sog.gap_loss_accepted(bigint, sog.position, sog.position) FROM PUBLIC;
 
 -- Do the gaps of a checkpoint with an id above after_id (resolved or not)
--- together cover (from_pos, to_pos]? (sog_gaps_cover)
+-- together cover (from_pos, to_pos]? (sog_gaps_since_cover)
 CREATE FUNCTION sog.gaps_cover(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
 							   after_id bigint)
 	RETURNS boolean
@@ -294,7 +294,7 @@ REVOKE ALL ON FUNCTION sog.gap_newest_id(bigint) FROM PUBLIC;
 
 -- After a loss through lost_to inside an open read boundary with a hash or
 -- a count: the rest (lost_to, cursor] as an unverified gap; nothing when
--- there is no such boundary (sog_gap_record_boundary_rest).
+-- there is no such boundary (sog_boundary_record_rest).
 CREATE FUNCTION sog.gap_record_boundary_rest(cp sog.checkpoint, lost_to sog.position) RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp

@@ -48,7 +48,7 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sog.pos_cmp(sog.position, sog.position) FROM PUBLIC;
 
--- A position in a message: its text, or "(none)" (sog_pos_str).
+-- A position in a message: its text, or "(none)" (sog_position_label).
 CREATE FUNCTION sog.pos_str(p sog.position) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT coalesce(p::text, '(none)') $$;
