@@ -186,6 +186,9 @@
 #define B(p)		(1 << (p))
 #define UPTO(b)		((B((b) + 1) - 1) & ~1)		/* positions 1..b */
 #define RNG(f, b)	(UPTO(b) & ~UPTO(f))		/* positions in (f, b] */
+/* the loss (applied, t] is accepted (gapstore.c sog_gap_loss_accepted) */
+#define LOSS_ACCEPTED(t)	((t) > applied -> (RNG(applied, t) & ~gacc) == 0 : \
+							 (accok && acca == applied && acce >= (t)))
 #define PRESENT(p)	((p) >= R && (del & B(p)) == 0)
 #define SOURCE		(RNG(R - 1, N) & ~del)		/* what the source still holds */
 #define TWO(m)		(((m) & ((m) - 1)) != 0)	/* at least two positions */
@@ -257,12 +260,16 @@ Attempt	at[MAXATT];
 byte	natt;
 
 /*
- * gapstore.c sog_gap_loss_accepted: a resolved retention gap (acca, acce]
- * that starts at the applied position it was resolved at.  The C code
- * counts only those resolved as accepted_loss; the model's operator has
- * one resolution, so it counts every resolved one: more recoveries open
- * than in C, so what holds here holds there.
+ * gapstore.c sog_gap_loss_accepted: the loss (applied, end] is accepted
+ * when resolved gaps join up over it (gacc: the positions they cover;
+ * bounded ones of any reason, unbounded ones of reason retention), a chain
+ * counting as one; the empty loss (applied, applied] only by a resolved
+ * retention gap (acca, acce] that starts at the applied position it was
+ * resolved at.  The C code counts only those resolved as accepted_loss;
+ * the model's operator has one resolution, so it counts every resolved
+ * one: more recoveries open than in C, so what holds here holds there.
  */
+byte	gacc;
 bit		accok;
 byte	acca;
 byte	acce;
@@ -1265,7 +1272,7 @@ inline db_begin()
 			fi;
 			xt = LOSS_END;
 			if
-			:: xrr > xfirst && !(accok && acca == applied && acce >= xt) ->
+			:: xrr > xfirst && !LOSS_ACCEPTED(xt) ->
 				xcf = GAP_FROM;
 				add_gap(xcf, xt);		/* retention: (applied, retained_from - 1] */
 				gret[ng - 1] = 1;
@@ -2044,6 +2051,10 @@ end:
 			if
 			:: gret[xi] && gfrom[xi] == applied && !(accok && acca == applied && acce >= xt) ->
 				accok = 1; acca = applied; acce = xt
+			:: else -> skip
+			fi;
+			if
+			:: gto[xi] != 0 || gret[xi] -> gacc = gacc | RNG(gfrom[xi], xt)
 			:: else -> skip
 			fi;
 			xt = 0;

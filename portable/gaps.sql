@@ -184,13 +184,19 @@ AS $$
 $$;
 REVOKE ALL ON FUNCTION sog.gap_covering(bigint, sog.position, sog.position) FROM PUBLIC;
 
--- The gaps of a checkpoint that already account for records above
--- from_pos (open ones, and bounded ones resolved as accepted_loss),
--- followed from from_pos while they join up: the id of the one that
--- reaches to_pos (0 if they do not), and where they end (from_pos when
--- none starts at or below it) (sog_gap_losses_through).
-CREATE FUNCTION sog.gap_losses_through(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
-									   OUT gap_id bigint, OUT reached sog.position)
+-- Follow the gaps of a checkpoint that which selects, in the order of
+-- their start, from from_pos while they join up: a gap (f, t] extends the
+-- covered range when it starts within it.  gap_id is the one that reaches
+-- to_pos (an unbounded one covers everything above), 0 if they do not;
+-- reached is where they end (from_pos when none starts at or below it).
+-- which is 'losses' (open gaps and bounded ones resolved as
+-- accepted_loss), 'accepted' (resolved as accepted_loss: bounded, or
+-- unbounded 'retention' ones; one that ends at from_pos only as the empty
+-- loss (from_pos, from_pos]) or 'since' (every gap with an id above
+-- after_id).  (gaps_reach and its three callers in gapstore.c)
+CREATE FUNCTION sog.gaps_reach(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
+							   which text, after_id bigint,
+							   OUT gap_id bigint, OUT reached sog.position)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -202,10 +208,19 @@ BEGIN
 	gap_id := 0;
 	FOR r IN SELECT g.id, g.from_position AS f, g.to_position AS t
 			   FROM sog.gap g
-			  WHERE g.checkpoint_id = gap_losses_through.checkpoint_id
-				AND (g.resolved_at IS NULL
-					 OR (g.resolution = 'accepted_loss' AND g.to_position IS NOT NULL))
-				AND (g.to_position IS NULL OR from_pos IS NULL OR g.to_position > from_pos)
+			  WHERE g.checkpoint_id = gaps_reach.checkpoint_id
+				AND CASE which
+					WHEN 'losses' THEN
+						(g.resolved_at IS NULL
+						 OR (g.resolution = 'accepted_loss' AND g.to_position IS NOT NULL))
+						AND (g.to_position IS NULL OR from_pos IS NULL OR g.to_position > from_pos)
+					WHEN 'accepted' THEN
+						g.resolution = 'accepted_loss'
+						AND (g.to_position IS NOT NULL OR g.reason = 'retention')
+						AND (g.to_position IS NULL OR from_pos IS NULL OR g.to_position > from_pos
+							 OR g.from_position = from_pos)
+					WHEN 'since' THEN g.id > after_id
+				END
 			  ORDER BY g.from_position NULLS FIRST, g.id
 	LOOP
 		-- rows are in the order of their start: one that starts above is the end
@@ -227,59 +242,46 @@ BEGIN
 	END LOOP;
 END
 $$;
+REVOKE ALL ON FUNCTION sog.gaps_reach(bigint, sog.position, sog.position, text, bigint) FROM PUBLIC;
+
+-- The gaps of a checkpoint that already account for records above
+-- from_pos (open ones, and bounded ones resolved as accepted_loss),
+-- followed from from_pos while they join up: the id of the one that
+-- reaches to_pos (0 if they do not), and where they end (from_pos when
+-- none starts at or below it) (sog_gap_losses_through).
+CREATE FUNCTION sog.gap_losses_through(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
+									   OUT gap_id bigint, OUT reached sog.position)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT * FROM sog.gaps_reach(checkpoint_id, from_pos, to_pos, 'losses', 0)
+$$;
 REVOKE ALL ON FUNCTION sog.gap_losses_through(bigint, sog.position, sog.position) FROM PUBLIC;
 
--- Is a retention loss (from_pos, through] on record and accepted: a
--- 'retention' gap resolved as accepted_loss that starts exactly at from_pos
--- and reaches through? (sog_gap_loss_accepted)
+-- Is the loss (from_pos, through] already on the record and accepted:
+-- gaps resolved as accepted_loss that join up from from_pos through
+-- through, whatever their reasons (a chain counts as one)?
+-- (sog_gap_loss_accepted)
 CREATE FUNCTION sog.gap_loss_accepted(checkpoint_id bigint, from_pos sog.position, through sog.position)
 	RETURNS boolean
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-	SELECT EXISTS (SELECT 1 FROM sog.gap g
-					WHERE g.checkpoint_id = gap_loss_accepted.checkpoint_id
-					  AND g.resolution = 'accepted_loss' AND g.reason = 'retention'
-					  AND (g.from_position = from_pos OR (g.from_position IS NULL AND from_pos IS NULL))
-					  AND (g.to_position IS NULL OR g.to_position >= through))
+	SELECT gap_id <> 0 FROM sog.gaps_reach(checkpoint_id, from_pos, through, 'accepted', 0)
 $$;
 REVOKE ALL ON FUNCTION sog.gap_loss_accepted(bigint, sog.position, sog.position) FROM PUBLIC;
 
 -- Do the gaps of a checkpoint with an id above after_id (resolved or not)
--- together cover (from_pos, to_pos]? (sog_gaps_since_cover)
+-- together cover (from_pos, to_pos]?  An empty range above a position is
+-- covered by nothing.  (sog_gaps_since_cover)
 CREATE FUNCTION sog.gaps_cover(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
 							   after_id bigint)
 	RETURNS boolean
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-	reached sog.position := from_pos;	-- covered through here
-	start boolean := from_pos IS NULL;	-- reached is "the start"
-	r record;
-BEGIN
-	FOR r IN SELECT g.from_position AS f, g.to_position AS t
-			   FROM sog.gap g
-			  WHERE g.checkpoint_id = gaps_cover.checkpoint_id AND g.id > after_id
-			  ORDER BY g.from_position NULLS FIRST
-	LOOP
-		-- a gap (f, t] extends the covered range if it starts within it
-		IF r.f IS NOT NULL AND (start OR r.f > reached) THEN
-			CONTINUE;
-		END IF;
-		IF r.t IS NULL THEN
-			RETURN true;		-- unbounded
-		END IF;
-		IF start OR r.t > reached THEN
-			reached := r.t;
-			start := false;
-		END IF;
-		IF sog.pos_cmp(reached, to_pos) >= 0 THEN
-			RETURN true;
-		END IF;
-	END LOOP;
-	RETURN NOT start AND sog.pos_cmp(reached, to_pos) >= 0;
-END
+	SELECT gap_id <> 0 OR (from_pos IS NOT NULL AND sog.pos_cmp(from_pos, to_pos) >= 0)
+	  FROM sog.gaps_reach(checkpoint_id, from_pos, to_pos, 'since', after_id)
 $$;
 REVOKE ALL ON FUNCTION sog.gaps_cover(bigint, sog.position, sog.position, bigint) FROM PUBLIC;
 

@@ -254,14 +254,63 @@ sog_gap_open_covering(int64 checkpoint_id, const SogPosition *from, const SogPos
 	return first_int8(0);
 }
 
-int64
-sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
-					   const SogPosition *to, const SogPosition **reached)
+/*
+ * Follow the gaps SPI_tuptable holds as (id, from_position, to_position),
+ * in the order of their start, from from while they join up: a gap (f, t]
+ * extends the covered range when it starts within it.  True when they
+ * reach to, with *gap_id the one that does (an unbounded one covers
+ * everything above); *reached is where they end (from when none starts at
+ * or below it).  Rows that start above the covered range end the walk: the
+ * rows after them start higher still.
+ */
+static bool
+gaps_reach(const SogPosition *from, const SogPosition *to, int64 *gap_id,
+		   const SogPosition **reached)
 {
 	bool		start = (from == NULL); /* *reached is "the start" */
 	uint64		r;
 
+	*gap_id = 0;
 	*reached = from;
+	for (r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	row = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		bool		fnull;
+		bool		tnull;
+		int64		id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+		Datum		f = SPI_getbinval(row, desc, 2, &fnull);
+		Datum		t = SPI_getbinval(row, desc, 3, &tnull);
+
+		CHECK_FOR_INTERRUPTS();
+		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), *reached) > 0))
+			break;
+		if (tnull)
+		{
+			*gap_id = id;
+			return true;
+		}
+		if (start || sog_position_cmp(DatumGetSogPositionP(t), *reached) > 0)
+		{
+			*reached = DatumGetSogPositionP(t);
+			start = false;
+		}
+		if (sog_position_cmp_nullable(*reached, to) >= 0)
+		{
+			*gap_id = id;
+			return true;
+		}
+	}
+	return false;
+}
+
+int64
+sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
+					   const SogPosition *to, const SogPosition **reached)
+{
+	int64		gap_id;
+
 	exec_range("SELECT id, from_position, to_position FROM sog.gap "
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			   "AND (resolved_at IS NULL OR "
@@ -269,49 +318,29 @@ sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from,
 			   "AND (to_position IS NULL OR $2 IS NULL OR to_position OPERATOR(sog.>) $2) "
 			   "ORDER BY from_position USING OPERATOR(sog.<) NULLS FIRST, id",
 			   checkpoint_id, from, to);
-	for (r = 0; r < SPI_processed; r++)
-	{
-		bool		isnull;
-		bool		fnull;
-		bool		tnull;
-		int64		id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
-		Datum		f = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &fnull);
-		Datum		t = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &tnull);
-
-		CHECK_FOR_INTERRUPTS();
-
-		/*
-		 * rows are in the order of their start: one that starts above is the
-		 * end
-		 */
-		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), *reached) > 0))
-			break;
-		if (tnull)
-			return id;			/* unbounded: covers everything above */
-		if (start || sog_position_cmp(DatumGetSogPositionP(t), *reached) > 0)
-		{
-			*reached = DatumGetSogPositionP(t);
-			start = false;
-		}
-		if (sog_position_cmp_nullable(*reached, to) >= 0)
-			return id;
-	}
-	return 0;
+	gaps_reach(from, to, &gap_id, reached);
+	return gap_id;
 }
 
 bool
 sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPosition *through)
 {
-	exec_range("SELECT 1 FROM sog.gap "
+	int64		gap_id;
+	const SogPosition *reached;
+
+	/*
+	 * A gap that ends at from counts only as the empty loss (from, from]
+	 * that a refusal records when the anchor itself was discarded.
+	 */
+	exec_range("SELECT id, from_position, to_position FROM sog.gap "
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			   "AND resolution OPERATOR(pg_catalog.=) 'accepted_loss' "
-			   "AND reason OPERATOR(pg_catalog.=) 'retention' "
-			   "AND (from_position OPERATOR(sog.=) $2 "
-			   "     OR (from_position IS NULL AND $2 IS NULL)) "
-			   "AND (to_position IS NULL OR to_position OPERATOR(sog.>=) $3) "
-			   "LIMIT 1",
+			   "AND (to_position IS NOT NULL OR reason OPERATOR(pg_catalog.=) 'retention') "
+			   "AND (to_position IS NULL OR $2 IS NULL OR to_position OPERATOR(sog.>) $2 "
+			   "     OR from_position OPERATOR(sog.=) $2) "
+			   "ORDER BY from_position USING OPERATOR(sog.<) NULLS FIRST, id",
 			   checkpoint_id, from, through);
-	return SPI_processed > 0;
+	return gaps_reach(from, through, &gap_id, &reached);
 }
 
 bool
@@ -320,37 +349,18 @@ sog_gaps_since_cover(int64 checkpoint_id, const SogPosition *from, const SogPosi
 {
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		values[2] = {Int64GetDatum(checkpoint_id), Int64GetDatum(after_id)};
-	SogPosition *reached = (SogPosition *) from;	/* covered through here */
-	bool		start = (from == NULL); /* reached is "the start" */
-	uint64		r;
+	int64		gap_id;
+	const SogPosition *reached;
 
-	sog_exec("SELECT from_position, to_position FROM sog.gap "
+	sog_exec("SELECT id, from_position, to_position FROM sog.gap "
 			 "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
 			 "AND id OPERATOR(pg_catalog.>) $2 "
-			 "ORDER BY from_position USING OPERATOR(sog.<) NULLS FIRST",
+			 "ORDER BY from_position USING OPERATOR(sog.<) NULLS FIRST, id",
 			 2, types, values, NULL, true);
-	for (r = 0; r < SPI_processed; r++)
-	{
-		bool		fnull;
-		bool		tnull;
-		Datum		f = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &fnull);
-		Datum		t = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &tnull);
-
-		CHECK_FOR_INTERRUPTS();
-		/* a gap (f, t] extends the covered range if it starts within it */
-		if (!fnull && (start || sog_position_cmp(DatumGetSogPositionP(f), reached) > 0))
-			continue;
-		if (tnull)
-			return true;		/* unbounded */
-		if (start || sog_position_cmp(DatumGetSogPositionP(t), reached) > 0)
-		{
-			reached = DatumGetSogPositionP(t);
-			start = false;
-		}
-		if (sog_position_cmp_nullable(reached, to) >= 0)
-			return true;
-	}
-	return !start && sog_position_cmp_nullable(reached, to) >= 0;
+	if (gaps_reach(from, to, &gap_id, &reached))
+		return true;
+	/* an empty range above a position is covered by nothing */
+	return from != NULL && sog_position_cmp_nullable(from, to) >= 0;
 }
 
 int64

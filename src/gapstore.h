@@ -55,10 +55,11 @@ extern int64 sog_gap_losses_through(int64 checkpoint_id, const SogPosition *from
 									const SogPosition *to, const SogPosition **reached);
 
 /*
- * Is a retention loss (from, through] already on the record and accepted:
- * a 'retention' gap resolved as accepted_loss that starts exactly at from
- * (the applied position it was recorded at) and reaches through?  Runs
- * inside SPI.
+ * Is the loss (from, through] already on the record and accepted: gaps
+ * resolved as accepted_loss (bounded, or unbounded 'retention' ones) that
+ * join up from from through through, whatever their reasons?  A chain
+ * counts as one: a hash mismatch accepted, then a retention loss reported
+ * above it.  Runs inside SPI.
  */
 extern bool sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from,
 								  const SogPosition *through);

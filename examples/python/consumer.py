@@ -363,15 +363,13 @@ class Worker:
         self.check_retention()          # a loss not yet accounted for: report_gap
         inclusive = first is not None and key(first) <= key(self.applied)
         # Losses accepted above the applied position (the floor) account for
-        # what lies below `first`; begin_recovery (1.2) lifts its retention
-        # refusal only for one accepted gap ending right there, and would
-        # record a chain of them again: then it is not told `first`.
-        retained = first if self.floor == self.applied else None
+        # what lies below `first`: begin_recovery lifts its retention refusal
+        # when accepted gaps cover (applied, first), one or a chain of them.
         a, state = self.conn.execute(
             "SELECT id, state::text FROM sog.begin_recovery(%s, %s, %s, NULL, %s, %s, %s)",
-            (self.cp, self.gen, self.token, self.applied, inclusive, retained)).fetchone()
+            (self.cp, self.gen, self.token, self.applied, inclusive, first)).fetchone()
         self.log("RECOVERY_BEGIN", attempt=a, state=state, anchor=self.applied,
-                 inclusive=inclusive, retained_from=retained, expired=self.token)
+                 inclusive=inclusive, retained_from=first, expired=self.token)
         if state != "open":             # refused: a gap row, the checkpoint failed closed
             raise GapStop("recovery refused")
         page = self.fetch(self.pages.seek(self.applied, inclusive))
