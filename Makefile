@@ -8,28 +8,35 @@
 MODULE_big = stream_offset_guard
 OBJS = \
 	src/module.o \
-	src/position_codec.o \
-	src/position.o \
-	src/hash.o \
-	src/halt.o \
-	src/tables.o \
-	src/writer.o \
-	src/checkpoint.o \
-	src/boundary.o \
-	src/holder.o \
-	src/receipt.o \
-	src/gapstore.o \
-	src/access.o \
-	src/apply.o \
-	src/claim.o \
-	src/gapfuncs.o \
-	src/receiptfuncs.o \
-	src/reconfigure.o \
-	src/recovery.o \
-	src/promote.o \
-	src/util.o \
+	src/type/position_codec.o \
+	src/type/position.o \
+	src/type/hash.o \
+	src/type/halt.o \
+	src/type/util.o \
+	src/store/tables.o \
+	src/store/writer.o \
+	src/store/access.o \
+	src/store/holder.o \
+	src/store/receipt.o \
+	src/store/gap.o \
+	src/checkpoint/checkpoint.o \
+	src/checkpoint/boundary.o \
+	src/functions/apply.o \
+	src/functions/claim.o \
+	src/functions/gap.o \
+	src/functions/receipt.o \
+	src/functions/reconfigure.o \
+	src/functions/recovery.o \
+	src/functions/promote.o \
 	$(WIN32RES)
 PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
+# src/ by concern, each folder a layer or two (docs/development.md, "The
+# layers of src/"): the module and the base headers at the top, type/ (the
+# position type, hashes, the halt evaluation), store/ (the extension's
+# tables, writes, grants, receipts and gaps), checkpoint/ (the
+# checkpoint row and its read boundary), functions/ (what SQL calls).
+# Project headers are named from src/: #include "store/gap.h".
+PG_CPPFLAGS += -I$(srcdir)/src
 
 EXTENSION = stream_offset_guard
 DATA = $(wildcard sql/$(EXTENSION)--*.sql)

@@ -377,7 +377,7 @@ verify)
 		"F3-rest-only:$C -DOLD_RESOLVE"
 	finding "F1 (fixed: boundary.c sog_boundary_promotable): with OLD_PROMOTE the loss comes back" F1-old-promote "$P2" || rc=1
 	finding "F2 (client rule R2): retention checked only through begin_recovery's retained_from" F2-no-postfetch "$P7" || rc=1
-	finding "F3 (fixed: boundary.c sog_boundary_unverified, gapstore.c's unverified rest): with OLD_RESOLVE and OLD_NO_REST the loss comes back" F3-old-resolve "$P2" || rc=1
+	finding "F3 (fixed: boundary.c sog_boundary_unverified, store/gap.c's unverified rest): with OLD_RESOLVE and OLD_NO_REST the loss comes back" F3-old-resolve "$P2" || rc=1
 	finding "the close check (boundary.c sog_boundary_check_close): a client applies 1, then 3 of {1 2 3}" skip-old-check "$P2" || rc=1
 	finding "F4 (fixed: boundary.c sog_boundary_promotable): with OLD_PROMOTE_PARTIAL a page that ends inside the boundary promotes" F4-old-partial "$P2" || rc=1
 	finding "F5 (fixed: boundary.c read_gap_floor): with OLD_RESOLVE_SINCE_CLAIM a claim between hash_mismatch and resolve_gap leaves it replaying" F5-since-claim "$F5" || rc=1

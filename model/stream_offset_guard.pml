@@ -29,9 +29,9 @@
  * the exact set of positions it covers (payload bytes never change in this
  * model, so equal sets <=> equal SHA-256 buffer hashes).
  *
- * The default is the C code as it now is (src/boundary.c, src/apply.c,
- * src/claim.c, src/recovery.c, src/promote.c, src/gapfuncs.c,
- * src/gapstore.c): a read boundary is discharged only by an apply that
+ * The default is the C code as it now is (src/checkpoint/boundary.c, src/functions/apply.c,
+ * src/functions/claim.c, src/functions/recovery.c, src/functions/promote.c, src/functions/gap.c,
+ * src/store/gap.c): a read boundary is discharged only by an apply that
  * reaches its cursor with the noted records (checked there, and by promote
  * for a recovery page), a verify_gap that matches, or a gap row that
  * covers it; a note_read or halt never replaces one that is open, a
@@ -186,7 +186,7 @@
 #define B(p)		(1 << (p))
 #define UPTO(b)		((B((b) + 1) - 1) & ~1)		/* positions 1..b */
 #define RNG(f, b)	(UPTO(b) & ~UPTO(f))		/* positions in (f, b] */
-/* the loss (applied, t] is accepted (gapstore.c sog_gap_loss_accepted) */
+/* the loss (applied, t] is accepted (store/gap.c sog_gap_loss_accepted) */
 #define LOSS_ACCEPTED(t)	((t) > applied -> (RNG(applied, t) & ~gacc) == 0 : \
 							 (accok && acca == applied && acce >= (t)))
 #define PRESENT(p)	((p) >= R && (del & B(p)) == 0)
@@ -260,7 +260,7 @@ Attempt	at[MAXATT];
 byte	natt;
 
 /*
- * gapstore.c sog_gap_loss_accepted: the loss (applied, end] is accepted
+ * store/gap.c sog_gap_loss_accepted: the loss (applied, end] is accepted
  * when resolved gaps join up over it (gacc: the positions they cover;
  * bounded ones of any reason, unbounded ones of reason retention), a chain
  * counting as one; the empty loss (applied, applied] only by a resolved
@@ -474,7 +474,7 @@ inline new_claimed_at()
 /*
  * note_read and halt record a read boundary (read_base := applied) of the
  * records h (the hash of h, or its count).  The gaps that count for
- * resolve_gap are those detected from here on (gapfuncs.c
+ * resolve_gap are those detected from here on (functions/gap.c
  * sog_boundary_unverified: gap id > read_gap_floor).
  */
 inline record_boundary(h)
@@ -511,7 +511,7 @@ inline boundary_exact(held)
 }
 
 /*
- * receipt.c sog_boundary_applied: the records m applied in the boundary
+ * store/receipt.c sog_boundary_applied: the records m applied in the boundary
  * are exactly the noted set (with a hash), or at least as many (count only)
  */
 #define NOTED_OK(m)	((rhset && (m) == rhash) || (!rhset && POP(m) >= POP(rhash)))
@@ -1165,9 +1165,9 @@ inline boundary_rest(to)
 
 /*
  * sog.report_gap(checkpoint_id, generation, lossto, 'retention') in a
- * transaction whose applied position is a: gapfuncs.c.  The gap starts at
+ * transaction whose applied position is a: functions/gap.c.  The gap starts at
  * the boundary's base, moved past the open gaps that already account for
- * the records above it (gapstore.c sog_gap_losses_through; the model
+ * the records above it (store/gap.c sog_gap_losses_through; the model
  * forgets resolved gaps, so it records more than C, never less); the rest
  * of the boundary beyond it is unverified.  OLD_REPORT_FROM_APPLIED: 1.1,
  * from the applied position, a new gap unless one open gap covers it all.

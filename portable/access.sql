@@ -1,5 +1,5 @@
 -- portable/access.sql: who calls, and on which checkpoints the caller's
--- grants let it act (the C edition: src/access.c; docs/portable.md, "Who is
+-- grants let it act (the C edition: src/store/access.c; docs/portable.md, "Who is
 -- calling, without C").
 --
 -- The C edition's stateful functions are SECURITY INVOKER: they remember

@@ -1,5 +1,5 @@
 -- portable/apply.sql: applying events in the sink transaction in PL/pgSQL
--- (the C edition: src/apply.c, and src/receiptfuncs.c): note_read, apply,
+-- (the C edition: src/functions/apply.c, and src/functions/receipt.c): note_read, apply,
 -- apply_batch, apply_batch_int8, apply_run, commit_page, a whole page in
 -- one call (apply_run_page, apply_batch_page), receipts and
 -- prune_receipts.
@@ -39,7 +39,7 @@
 -- @entry sog.prune_receipts(bigint, sog.position)
 
 -- ---------------------------------------------------------------------------
--- Argument checks of src/util.c that these functions share (claim,
+-- Argument checks of src/type/util.c that these functions share (claim,
 -- verify_gap and halt check the same way).  NOTE for the lead: part A may
 -- define the same two helpers; keep one copy.
 
@@ -862,7 +862,7 @@ $$;
 GRANT EXECUTE ON FUNCTION sog.commit_page_entry(uuid, bigint, bigint, text, text) TO PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- receiptfuncs.c
+-- functions/receipt.c
 
 -- sog.receipts(checkpoint_id, from_position, to_position) -> TABLE(position, payload_digest):
 -- on the snapshot of the calling statement, without a lock, above the

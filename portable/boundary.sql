@@ -1,5 +1,5 @@
 -- portable/boundary.sql: the read boundary in PL/pgSQL (the C edition:
--- src/boundary.c): what a worker noted as read and not yet applied,
+-- src/checkpoint/boundary.c): what a worker noted as read and not yet applied,
 -- (read_base, source_cursor] with a buffer hash or a count of its records;
 -- recording it (note_read, halt), refusing what would drop it, checking it
 -- when an apply or a promotion closes it, and where a gap that may hold one

@@ -1,5 +1,5 @@
 -- portable/checkpoint.sql: the checkpoint table's guard trigger in PL/pgSQL
--- (the C edition: src/checkpoint.c, sog_checkpoint_guard and
+-- (the C edition: src/checkpoint/checkpoint.c, sog_checkpoint_guard and
 -- sog_check_monotonic).
 
 -- Refuses (SG005) any update, by any role and any path, that moves

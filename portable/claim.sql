@@ -1,5 +1,5 @@
 -- portable/claim.sql: ownership of a checkpoint and its handoff in PL/pgSQL
--- (the C edition: src/claim.c): claim, halt, owner_check.
+-- (the C edition: src/functions/claim.c): claim, halt, owner_check.
 --
 -- The decision boundary (claim, halt) is sog.evaluate_boundary (halt.sql):
 -- read cursor against applied position, with the recorded buffer hash;

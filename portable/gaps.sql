@@ -1,9 +1,9 @@
 -- portable/gaps.sql: the gap log and the gap functions in PL/pgSQL (the C
--- edition: src/gapstore.c, src/gapfuncs.c).
+-- edition: src/store/gap.c, src/functions/gap.c).
 --
--- The gap store (gapstore.c): gap and manifest rows and the queries on
+-- The gap store (store/gap.c): gap and manifest rows and the queries on
 -- gaps, each run under the checkpoint's row lock that its caller took
--- (sog.cp_lock).  The gap functions (gapfuncs.c): verify_gap, report_gap,
+-- (sog.cp_lock).  The gap functions (functions/gap.c): verify_gap, report_gap,
 -- skip_gap, resolve_gap and gaps, entered as the conventions say
 -- (docs/portable.md).
 --
@@ -62,7 +62,7 @@ RETURN ARRAY['no_buffer_hash', 'hash_mismatch', 'divergence', 'identity_changed'
 			 'unverifiable', 'coverage_gap', 'unverified'];
 
 -- ---------------------------------------------------------------------------
--- The gap store (gapstore.c)
+-- The gap store (store/gap.c)
 
 -- At COMMIT of a transaction that recorded a gap: NOTIFY sog_gap, '{}'
 -- (the header: once per transaction, never at PREPARE TRANSACTION).
@@ -193,7 +193,7 @@ REVOKE ALL ON FUNCTION sog.gap_covering(bigint, sog.position, sog.position) FROM
 -- accepted_loss), 'accepted' (resolved as accepted_loss: bounded, or
 -- unbounded 'retention' ones; one that ends at from_pos only as the empty
 -- loss (from_pos, from_pos]) or 'since' (every gap with an id above
--- after_id).  (gaps_reach and its three callers in gapstore.c)
+-- after_id).  (gaps_reach and its three callers in store/gap.c)
 CREATE FUNCTION sog.gaps_reach(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
 							   which text, after_id bigint,
 							   OUT gap_id bigint, OUT reached sog.position)
@@ -373,7 +373,7 @@ $$;
 REVOKE ALL ON FUNCTION sog.gap_resolve_open(bigint, text, text) FROM PUBLIC;
 
 -- ---------------------------------------------------------------------------
--- The gap functions (gapfuncs.c)
+-- The gap functions (functions/gap.c)
 
 -- sog.verify_gap(checkpoint_id, generation, replay_hash): the hash of the
 -- re-fetched gap against the recorded one; a mismatch fails closed.
@@ -442,7 +442,7 @@ REVOKE ALL ON FUNCTION sog.check_gap_reason(text) FROM PUBLIC;
 -- sog.report_gap(checkpoint_id, generation, to_position, reason, detail):
 -- records (from, to_position] as lost, from the applied position (the read
 -- boundary's base if an apply entered it) past the gaps that already
--- account for what lies above it; idempotent (gapfuncs.c).
+-- account for what lies above it; idempotent (functions/gap.c).
 CREATE FUNCTION sog.report_gap_entry(caller_key uuid, checkpoint_id bigint, generation bigint,
 									 to_position sog.position, reason text, detail text)
 	RETURNS bigint
@@ -489,7 +489,7 @@ GRANT EXECUTE ON FUNCTION sog.report_gap_entry(uuid, bigint, bigint, sog.positio
 
 -- sog.skip_gap(checkpoint_id, generation, reason): telemetry checkpoints
 -- only; every open gap resolved as skipped_telemetry, applied_position to
--- the read cursor, what is skipped always on record (gapfuncs.c).
+-- the read cursor, what is skipped always on record (functions/gap.c).
 CREATE FUNCTION sog.skip_gap_entry(caller_key uuid, checkpoint_id bigint, generation bigint, reason text)
 	RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

@@ -1,5 +1,5 @@
 -- portable/halt.sql: the reference-compatible halt evaluation in SQL and
--- PL/pgSQL (the C edition: src/halt.c).
+-- PL/pgSQL (the C edition: src/type/halt.c).
 
 -- Is a key NULL, empty or only ASCII white space?
 CREATE FUNCTION sog.is_blank(value text) RETURNS boolean

@@ -1,5 +1,5 @@
 -- portable/hash.sql: payload digests and buffer hashes in SQL and PL/pgSQL
--- (the definition: docs/reference.md, "Hashes"; the C edition: src/hash.c).
+-- (the definition: docs/reference.md, "Hashes"; the C edition: src/type/hash.c).
 --
 -- @at CREATE AGGREGATE sog.buffer_hash("position" sog.position, payload_digest bytea) (
 

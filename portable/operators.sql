@@ -1,7 +1,7 @@
 -- portable/operators.sql: the entries of the functions both editions
 -- write in PL/pgSQL (sog.<name>_body, in sql/): register, set_retention,
 -- retention_horizon, prune_due, rotate_receipts.  The C edition enters
--- them through sog_run_body / sog_read_body (src/access.c), which
+-- them through sog_run_body / sog_read_body (src/store/access.c), which
 -- remembers the caller and runs the body as the extension's owner; here
 -- each is an @entry whose entry does the same with the caller's key
 -- (portable/access.sql).

@@ -1,5 +1,5 @@
 -- portable/promote.sql: sog.promote, the end of an expired-token recovery,
--- in PL/pgSQL (the C edition: src/promote.c; sog_recovery_fence_open,
+-- in PL/pgSQL (the C edition: src/functions/promote.c; sog_recovery_fence_open,
 -- which the C edition keeps there, is sog.recovery_fence_open in
 -- portable/recovery.sql with the rest of recovery's queries).
 --

@@ -1,6 +1,6 @@
 -- portable/receipt.sql: the storage format of sog.receipt in SQL and
--- PL/pgSQL, byte for byte the C edition's (src/receipt.c,
--- src/position_codec.h), so that a dump moves between the editions.
+-- PL/pgSQL, byte for byte the C edition's (src/store/receipt.c,
+-- src/type/position_codec.h), so that a dump moves between the editions.
 --
 -- @before stream_offset_guard--1.0.sql: CREATE TABLE sog.receipt (
 
@@ -157,7 +157,7 @@ COMMENT ON FUNCTION sog.receipt_positions(sog.position, integer, bytea) IS
 	'the positions of a row of sog.receipt (first_position, n and its packed positions)';
 
 -- ---------------------------------------------------------------------------
--- The receipt store (src/receipt.c: storing a run, looking a receipt up,
+-- The receipt store (src/store/receipt.c: storing a run, looking a receipt up,
 -- pruning, scanning), on the encoding above.  Every function runs under the
 -- checkpoint's row lock, taken by its caller, as the owner.  The stored
 -- rows are the C edition's byte for byte (sog.receipt_rows for a sparse

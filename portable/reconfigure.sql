@@ -1,5 +1,5 @@
 -- portable/reconfigure.sql: sog.reconfigure in PL/pgSQL (the C edition:
--- src/reconfigure.c): an operator changes a checkpoint's settings, each
+-- src/functions/reconfigure.c): an operator changes a checkpoint's settings, each
 -- change recorded in sog.reconfiguration.
 --
 -- It locks the checkpoint's row (sog.cp_lock) and so serializes with its

@@ -1,5 +1,5 @@
 -- portable/recovery.sql: expired-token recovery in PL/pgSQL (the C
--- edition: src/recovery.c): begin_recovery, recovery_event, and every query
+-- edition: src/functions/recovery.c): begin_recovery, recovery_event, and every query
 -- of recovery that promote (portable/promote.sql), reconfigure
 -- (portable/reconfigure.sql) and claim (portable/gaps.sql's part) share:
 -- sog.recovery_fail, sog.recovery_fail_other_scope,

@@ -1,5 +1,5 @@
 -- portable/store.sql: the checkpoint row in PL/pgSQL (the C edition:
--- src/checkpoint.c, the parts of src/boundary.c every call needs, and the
+-- src/checkpoint/checkpoint.c, the parts of src/checkpoint/boundary.c every call needs, and the
 -- commit check of a partly applied read boundary).
 --
 -- A checkpoint is held in a variable of the table's row type,

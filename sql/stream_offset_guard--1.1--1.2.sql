@@ -49,7 +49,7 @@ ALTER OPERATOR pg_catalog.> (sog.position, sog.position) SET SCHEMA sog;
 -- of a SECURITY DEFINER function of the user's that calls it, the table's
 -- owner inside a maintenance command), refuses a function that writes
 -- inside a security-restricted operation, and runs the body as the
--- function's owner, the extension's owner (src/access.c, sog_enter).
+-- function's owner, the extension's owner (src/store/access.c, sog_enter).
 ------------------------------------------------------------------------------
 
 ALTER FUNCTION sog.apply(bigint, bigint, sog.position, bytea) SECURITY INVOKER;
@@ -440,7 +440,7 @@ CREATE OR REPLACE FUNCTION sog.register(consumer text, stream text, "partition" 
 -- note_read for page k + 1, commit_page), each locking, reading and
 -- writing its row; apply_run_page and apply_batch_page do the three in
 -- one, with one write: the same checks, in the same order, the same
--- errors, the same row at the end (src/apply.c).
+-- errors, the same row at the end (src/functions/apply.c).
 ------------------------------------------------------------------------------
 
 CREATE FUNCTION sog.apply_run_page(checkpoint_id bigint, generation bigint,
@@ -600,7 +600,7 @@ CREATE TABLE sog.receipt_3 PARTITION OF sog.receipt (
 CREATE TABLE sog.receipt_4 PARTITION OF sog.receipt (
 	CONSTRAINT receipt_4_pkey PRIMARY KEY (checkpoint_id, last_position) INCLUDE (first_position, n, ring))
 	FOR VALUES IN (4);
--- the extension inserts into a partition directly (src/receipt.c); each
+-- the extension inserts into a partition directly (src/store/receipt.c); each
 -- fills in its own number
 ALTER TABLE sog.receipt_1 ALTER COLUMN ring SET DEFAULT 1;
 ALTER TABLE sog.receipt_2 ALTER COLUMN ring SET DEFAULT 2;

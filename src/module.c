@@ -4,56 +4,57 @@
  *	  Module magic and initialization of stream_offset_guard: each
  *	  subsystem that has settings defines them (sog_checkpoint_init).
  *
- * The map of src/, one subsystem per file, in layers: a file includes
- * headers of its own layer or of those above it in this list, never of a
- * later one (docs/development.md, "The layers of src/", which the docs
- * check holds the tree to).  Each file's header says what it relies on.
+ * The map of src/, one subsystem per file, in folders by concern and in
+ * layers: a file includes headers of its own layer or of those above it
+ * in this list, never of a later one, named from src/ (docs/development.md,
+ * "The layers of src/", which the docs check holds the tree to).  Each
+ * file's header says what it relies on.
  *
  * base
- *	sog.h				the SQLSTATEs and the digest length
- *	compat.h			every PG_VERSION_NUM guard
- *	position_codec.c	the position type's encoding, no PostgreSQL
- *						dependency (the fuzzer links it alone)
+ *	sog.h					the SQLSTATEs and the digest length
+ *	compat.h				every PG_VERSION_NUM guard
+ *	type/position_codec.c	the position type's encoding, no PostgreSQL
+ *							dependency (the fuzzer links it alone)
  * type
- *	position.c			the SQL type sog.position: I/O, operators, casts
- *	hash.c				payload digests and the chained buffer hash
- *	halt.c				pure halt evaluation (evaluate_halt, verify_resume)
- *	util.c				argument checks, values in messages (util.h)
+ *	type/position.c			the SQL type sog.position: I/O, operators, casts
+ *	type/hash.c				payload digests and the chained buffer hash
+ *	type/halt.c				pure halt evaluation (evaluate_halt, verify_resume)
+ *	type/util.c				argument checks, values in messages
  * tables
- *	tables.c			the extension's tables as this backend knows them,
- *						kept plans, Citus' placement and two-phase commit
- *	writer.c			writes through the executor (ExecSimpleRelation*)
+ *	store/tables.c			the extension's tables as this backend knows
+ *							them, kept plans, Citus' placement and
+ *							two-phase commit
+ *	store/writer.c			writes through the executor (ExecSimpleRelation*)
  * stores
- *	access.c			who may act on which checkpoint (the grants)
- *	holder.c			who holds a checkpoint's row (the 55P03 report)
- *	receipt.c			the receipt store
- *	gapstore.c			the gap log (and its NOTIFY at commit), the manifest
- *						log
+ *	store/access.c			who may act on which checkpoint (the grants)
+ *	store/holder.c			who holds a checkpoint's row (the 55P03 report)
+ *	store/receipt.c			the receipt store
+ *	store/gap.c				the gap log (and its NOTIFY at commit), the
+ *							manifest log
  * checkpoint
- *	checkpoint.c		the checkpoint row: lock, read, write, checks, the
- *						monotonicity trigger, the setting sog.claim_timeout
- *	boundary.c			the read boundary: recording it, refusing what would
- *						drop it, checking it when an apply or promote
- *						closes it, where its gaps start
- * SQL functions (recovery.h is what recovery.c and promote.c share)
- *	apply.c				the sink transaction: note_read, apply, apply_batch,
- *						apply_batch_int8, apply_run, commit_page, and the
- *						whole page in one call: apply_run_page,
- *						apply_batch_page
- *	claim.c				ownership: claim, halt, owner_check
- *	gapfuncs.c			the SQL functions on gaps: verify_gap, report_gap,
- *						skip_gap, resolve_gap, gaps, gap_reasons
- *	receiptfuncs.c		the SQL functions on receipts: receipts,
- *						prune_receipts
- *	reconfigure.c		reconfigure
- *	recovery.c			expired-token recovery: begin_recovery,
- *						recovery_event, the attempt store, and the
- *						conclusion of attempts a new generation fences
- *	promote.c			promote
+ *	checkpoint/checkpoint.c	the checkpoint row: lock, read, write, checks,
+ *							the monotonicity trigger, sog.claim_timeout
+ *	checkpoint/boundary.c	the read boundary: recording it, refusing what
+ *							would drop it, checking it when an apply or
+ *							promote closes it, where its gaps start
+ * SQL functions (functions/recovery.h is what recovery.c and promote.c share)
+ *	functions/apply.c		the sink transaction: note_read, apply,
+ *							apply_batch, apply_batch_int8, apply_run,
+ *							commit_page, and the whole page in one call:
+ *							apply_run_page, apply_batch_page
+ *	functions/claim.c		ownership: claim, halt, owner_check
+ *	functions/gap.c			verify_gap, report_gap, skip_gap, resolve_gap,
+ *							gaps, gap_reasons
+ *	functions/receipt.c		receipts, prune_receipts
+ *	functions/reconfigure.c	reconfigure
+ *	functions/recovery.c	expired-token recovery: begin_recovery,
+ *							recovery_event, the attempt store, and the
+ *							conclusion of attempts a new generation fences
+ *	functions/promote.c		promote
  * module
- *	module.c			this file
+ *	module.c				this file
  *
- * Relies on: checkpoint.c.
+ * Relies on: checkpoint/checkpoint.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -62,7 +63,7 @@
 #include "fmgr.h"
 #include "utils/guc.h"
 
-#include "checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "compat.h"
 
 SOG_MODULE_MAGIC("1.2");

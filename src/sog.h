@@ -3,7 +3,7 @@
  * sog.h
  *	  Declarations shared by every file of stream_offset_guard: the
  *	  extension's own SQLSTATEs and the digest length (the helpers every
- *	  file uses are util.c's, in util.h).
+ *	  file uses are type/util.c's, in type/util.h).
  *
  *-------------------------------------------------------------------------
  */

@@ -39,6 +39,7 @@
 
 use strict;
 use warnings;
+use File::Find ();
 
 my $src = shift // '.';
 my ($passed, $failed) = (0, 0);
@@ -57,6 +58,14 @@ sub slurp
 	open my $fh, '<', $f or die "$f: $!";
 	local $/;
 	return <$fh>;
+}
+
+# Every .c and .h of src/ and its folders, as paths from the tree's top.
+sub src_files
+{
+	my @files;
+	File::Find::find({ no_chdir => 1, wanted => sub { push @files, $_ if /\.[ch]\z/ } }, "$src/src");
+	return sort map { s{^\Q$src\E/}{}r } @files;
 }
 
 sub psql
@@ -270,7 +279,7 @@ my @undocumented = grep { !$documented{$_} && $reference !~ /`(?:sog\.)?$_(?:\(\
 check(!@undocumented, 'every function of schema sog is in the reference', join(', ', @undocumented));
 
 # 4. SQLSTATEs
-my $code = join '', map { slurp($_) } glob("$src/src/*.[ch]"), glob("$src/sql/*.sql");
+my $code = join '', map { slurp("$src/$_") } src_files(), map { s{^\Q$src\E/}{}r } glob("$src/sql/*.sql");
 my $expected = join '', map { slurp($_) } glob("$src/test/expected/*.out"), glob("$src/t/*.pl");
 my %errcodes = ('42501' => 'ERRCODE_INSUFFICIENT_PRIVILEGE', '22023' => 'ERRCODE_INVALID_PARAMETER_VALUE',
 	'55000' => 'ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE', '55P03' => 'ERRCODE_LOCK_NOT_AVAILABLE',
@@ -305,7 +314,7 @@ for my $doc (@docs)
 }
 # (the released 1.0 script is frozen and keeps its words)
 my @src_refs = grep { slurp($_) =~ /[Cc]ontract section|contract's section|CONTRACT\.md/ }
-	glob("$src/src/*.[ch]"), glob("$src/sql/*--1.0--1.1.sql"),
+	(map { "$src/$_" } src_files()), glob("$src/sql/*--1.0--1.1.sql"),
 	glob("$src/examples/*/*.{c,h,py,sh,md}"), glob("$src/test/reliability/*.{c,md,pl,sh}"),
 	glob("$src/bench/*.{c,md,pl,sh}"), glob("$src/model/*");
 check(!@src_refs, 'no source file cites a document outside the repository', join(', ', map { s{^\Q$src\E/}{}r } @src_refs));
@@ -408,16 +417,16 @@ check(!@src_refs, 'no source file cites a document outside the repository', join
 	{
 		next unless $row =~ /^\| (\w[\w ]*?) \| (`[^|]*`) \|/;
 		$n++;
-		$layer{$_} = $n for $2 =~ /`([\w.]+)`/g;
+		$layer{$_} = $n for $2 =~ /`([\w.\/]+)`/g;
 	}
 	check($n && $n >= 5, 'docs/development.md has the table of the layers of src/', 'no table found');
-	my @files = map { s{^\Q$src\E/src/}{}r } glob("$src/src/*.[ch]");
+	my @files = map { s{^src/}{}r } src_files();
 	my @unnamed = grep { !$layer{$_} } @files;
 	check(!@unnamed, 'every file of src/ has a layer in docs/development.md', join(', ', @unnamed));
 	my @up;
 	for my $f (grep { $layer{$_} } @files)
 	{
-		for my $h (slurp("$src/src/$f") =~ /^#include "([\w.]+)"/mg)
+		for my $h (slurp("$src/src/$f") =~ /^#include "([\w.\/]+)"/mg)
 		{
 			next unless -e "$src/src/$h";	# PostgreSQL's own, through -I
 			push @up, "$f includes $h" if !$layer{$h} || $layer{$h} > $layer{$f};

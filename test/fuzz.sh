@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# test/fuzz.sh: fuzz the position codec (src/position_codec.c) with libFuzzer,
+# test/fuzz.sh: fuzz the position codec (src/type/position_codec.c) with libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer.  Needs no server; this is
 # what `make fuzz` runs, and test/run-tests.sh runs it as part of `make test`.
 #
@@ -46,7 +46,7 @@ trap 'rm -rf "$work"' EXIT
 # Build.  -O1 keeps the sanitizers' reports readable.
 "$CC" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -Isrc \
-	-o "$bin" "$fuzzdir/position_fuzz.c" src/position_codec.c
+	-o "$bin" "$fuzzdir/position_fuzz.c" src/type/position_codec.c
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -12,7 +12,7 @@
 # src/typedefs.list, which the script checks lists every typedef of src/.
 # A block between /* *INDENT-OFF* */ and /* *INDENT-ON* */ is left alone.
 #
-#   tools/pgindent.sh            rewrite src/*.c and src/*.h in place
+#   tools/pgindent.sh            rewrite src/**/*.c and *.h in place
 #   tools/pgindent.sh --check    print the diff; exit 1 if a file would change
 #
 # Environment: PG_CONFIG (default pg_config).
@@ -73,14 +73,18 @@ if [ -n "$missing" ]; then
 fi
 sort -u "$cache/pgindent/typedefs.list" "$repo/src/typedefs.list" >"$tmp/typedefs.list"
 
-mkdir "$tmp/src"
-cp "$repo"/src/*.c "$repo"/src/*.h "$tmp/src/"
+# every .c and .h of src/ and its folders, by their paths under src/
+files=$(cd "$repo" && find src -name '*.[ch]' | sort)
+for f in $files; do
+	mkdir -p "$tmp/$(dirname "$f")"
+	cp "$repo/$f" "$tmp/$f"
+done
 (cd "$tmp" && perl "$cache/pgindent/pgindent" --typedefs="$tmp/typedefs.list" \
-	--indent="$(command -v pg_bsd_indent)" src/*.c src/*.h)
+	--indent="$(command -v pg_bsd_indent)" $files)
 
 changed=0
-for f in "$tmp"/src/*; do
-	name=src/$(basename "$f")
+for name in $files; do
+	f=$tmp/$name
 	cmp -s "$f" "$repo/$name" && continue
 	changed=$((changed + 1))
 	if [ "$check" = 1 ]; then

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * position_fuzz.c
- *	  libFuzzer target for the position codec (src/position_codec.c).
+ *	  libFuzzer target for the position codec (src/type/position_codec.c).
  *
  * Built and run by test/fuzz.sh with ASan and UBSan; links only the codec,
  * no server.  For every input it checks:
@@ -32,7 +32,7 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "position_codec.h"
+#include "type/position_codec.h"
 
 #include <inttypes.h>
 #include <stdio.h>

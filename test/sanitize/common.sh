@@ -305,7 +305,7 @@ san_asan_toolchain() {
 			SAN_RUNTIME=$(realpath "$(gcc -print-file-name=libasan.so)")
 			SAN_LDFLAGS="-fsanitize=address,undefined"
 			# at -O1 with the sanitizers gcc warns that lock_row's `timeout`
-			# (src/checkpoint.c) "might be clobbered by longjmp"; it is set
+			# (src/checkpoint/checkpoint.c) "might be clobbered by longjmp"; it is set
 			# before PG_TRY's sigsetjmp and never after, so it is not
 			SAN_SANFLAGS+=" -Wno-clobbered"
 			;;

@@ -80,7 +80,7 @@ if [ "$selftest" = 1 ]; then
 	# through a pointer for ASan (UBSan's bounds check sees only array
 	# indexing, and the pointer goes through a volatile so that its
 	# object-size check cannot see it either), as an array index for UBSan.
-	f=$SAN_TREE/src/position.c
+	f=$SAN_TREE/src/type/position.c
 	san_selftest_anchors "$f" 'PG_FUNCTION_INFO_V1(sog_position_in);' \
 		'	char	   *str = PG_GETARG_CSTRING(0);'
 	awk -v kind="$kind" '
@@ -112,7 +112,7 @@ if [ "$selftest" = 1 ]; then
 		}
 	' "$f" >"$f.new" && mv "$f.new" "$f"
 	oob_line=$(grep -nE '^	+return (p|buf)\[i\];$' "$f" | sed -n 1p | cut -d: -f1)
-	echo "selftest ($kind): patched sog_position_in in the copy (src/position.c) with a stack read one past an 8-byte array"
+	echo "selftest ($kind): patched sog_position_in in the copy (src/type/position.c) with a stack read one past an 8-byte array"
 fi
 
 san_asan_build

@@ -72,7 +72,7 @@ if [ "$selftest" = 1 ]; then
 	# The deliberate defect: sog.position's output function dereferences a
 	# null pointer in sqlsmith's sessions (application_name sqlsmith::dut)
 	# only, so that the state script still runs.
-	f=$SAN_TREE/src/position.c
+	f=$SAN_TREE/src/type/position.c
 	san_selftest_anchors "$f" '#include "utils/builtins.h"' 'PG_FUNCTION_INFO_V1(sog_position_out);' \
 		'	SogPosition *p = PG_GETARG_SOG_POSITION_P(0);'
 	awk '
@@ -86,7 +86,7 @@ if [ "$selftest" = 1 ]; then
 			infn = 0
 		}
 	' "$f" >"$f.new" && mv "$f.new" "$f"
-	echo "selftest: patched sog_position_out in the copy (src/position.c) to dereference a null pointer in sqlsmith's sessions"
+	echo "selftest: patched sog_position_out in the copy (src/type/position.c) to dereference a null pointer in sqlsmith's sessions"
 fi
 env_start=()
 if [ "$SQLSMITH_SANITIZE" = 1 ]; then

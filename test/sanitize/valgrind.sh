@@ -71,7 +71,7 @@ san_copy_tree
 if [ "$selftest" = 1 ]; then
 	# The deliberate defect: sog.position's input function branches on a
 	# byte of a stack array it never wrote.
-	f=$SAN_TREE/src/position.c
+	f=$SAN_TREE/src/type/position.c
 	san_selftest_anchors "$f" 'PG_FUNCTION_INFO_V1(sog_position_in);' \
 		'	char	   *str = PG_GETARG_CSTRING(0);'
 	awk '
@@ -98,7 +98,7 @@ if [ "$selftest" = 1 ]; then
 			infn = 0
 		}
 	' "$f" >"$f.new" && mv "$f.new" "$f"
-	echo "selftest: patched sog_position_in in the copy (src/position.c) with a branch on an uninitialised stack byte"
+	echo "selftest: patched sog_position_in in the copy (src/type/position.c) with a branch on an uninitialised stack byte"
 fi
 
 # -Og -g: frames and lines that match the source; valgrind needs no

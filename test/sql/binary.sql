@@ -59,7 +59,7 @@ SELECT count(*) AS mismatches
 --
 -- The wire format, seen by reading the same file into a bytea column: COPY
 -- BINARY frames a field the same way whatever its type, so the bytes are
--- what send produced.  Documented in src/position.c: version byte 1, then
+-- what send produced.  Documented in src/type/position.c: version byte 1, then
 -- the canonical text.
 --
 CREATE TEMP TABLE bin_raw (id int, b bytea);
@@ -125,7 +125,7 @@ SELECT n, label, left(pg_temp.recv_bytes(:'binprefix', n, b), 72) AS got,
 	(15, '161 digits',
 	     '\x01' || convert_to(repeat('9', 161), 'SQL_ASCII'),      'error'),
 	(16, 'on-disk encoding of 42',   '\x010142'::bytea,        'error'),
-	-- the text follows the input function's rules (src/position.c)
+	-- the text follows the input function's rules (src/type/position.c)
 	(17, 'leading zeros "007"',      '\x01303037'::bytea,      '7'),
 	(18, 'surrounding spaces',       '\x01203520'::bytea,      '5')
        ) AS v(n, label, b, expected)

@@ -2,7 +2,7 @@
 -- writes: how the extension writes its tables (issue 9)
 --
 -- Every insert and update of sog.checkpoint and sog.receipt goes through
--- the executor (src/writer.c): the table owner's triggers fire, constraints
+-- the executor (src/store/writer.c): the table owner's triggers fire, constraints
 -- and defaults apply, indexes of any kind are maintained.  An update writes
 -- only the columns that changed, so a long provider token is neither
 -- rewritten nor logged again, and the checkpoint's row update is HOT.

@@ -1,6 +1,6 @@
 --
 -- writes_pg18: what PostgreSQL 18 added to the constraints the executor
--- enforces, enforced in the extension's writes too (src/writer.c keeps the
+-- enforces, enforced in the extension's writes too (src/store/writer.c keeps the
 -- planned CHECK constraints across calls; compat.h says what changed).
 --
 -- On 18 and later: a NOT ENFORCED CHECK is not evaluated, and a CHECK over
