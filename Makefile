@@ -14,6 +14,7 @@ OBJS = \
 	src/type/halt.o \
 	src/type/util.o \
 	src/store/tables.o \
+	src/store/citus.o \
 	src/store/writer.o \
 	src/store/access.o \
 	src/store/holder.o \
@@ -33,7 +34,7 @@ PGFILEDESC = "stream_offset_guard - exactly-once stream consumption guard"
 # src/ by concern, each folder a layer or two (docs/development.md, "The
 # layers of src/"): the module and the base headers at the top, type/ (the
 # position type, hashes, the halt evaluation), store/ (the extension's
-# tables, writes, grants, receipts and gaps), checkpoint/ (the
+# tables, writes, Citus, grants, receipts and gaps), checkpoint/ (the
 # checkpoint row and its read boundary), functions/ (what SQL calls).
 # Project headers are named from src/: #include "store/gap.h".
 PG_CPPFLAGS += -I$(srcdir)/src

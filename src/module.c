@@ -22,8 +22,8 @@
  *	type/util.c				argument checks, values in messages
  * tables
  *	store/tables.c			the extension's tables as this backend knows
- *							them, kept plans, Citus' placement and
- *							two-phase commit
+ *							them, kept plans, SPI helpers
+ *	store/citus.c			Citus: the tables' placement, two-phase commit
  *	store/writer.c			writes through the executor (ExecSimpleRelation*)
  * stores
  *	store/access.c			who may act on which checkpoint (the grants)

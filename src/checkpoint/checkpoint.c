@@ -39,7 +39,8 @@
  * for any other writer and the update stays HOT.
  *
  * Relies on: store/access.c, checkpoint/boundary.c, store/holder.c,
- * type/position.c, store/tables.c, type/util.c, store/writer.c.
+ * store/citus.c, type/position.c, store/tables.c, type/util.c,
+ * store/writer.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -75,6 +76,7 @@
 #include "checkpoint/checkpoint.h"
 #include "compat.h"
 #include "store/access.h"
+#include "store/citus.h"
 #include "store/holder.h"
 #include "store/writer.h"
 #include "type/util.h"
@@ -317,7 +319,7 @@ sog_checkpoint_lock(int64 id, SogCheckpoint *cp, int access, bool claim)
 				 errhint("Run the sink transaction as READ WRITE.")));
 
 	rel = table_open(sog_checkpoint_relid(), RowExclusiveLock);
-	sog_tables_check_placement();	/* a conversion we waited for */
+	sog_citus_recheck_placement();	/* a conversion we waited for */
 	att = sog_checkpoint_attnums(rel);
 	slot = table_slot_create(rel, NULL);
 	found = find_row(rel, id, slot);

@@ -87,20 +87,6 @@ extern void sog_tables_refresh(void);
  */
 extern const char *sog_query(const char *sql);
 
-/*
- * Refuse (0A000) if Citus has moved a table of the extension off this
- * node's heap, or this node is a Citus worker, as of the newest committed
- * catalog state; a no-op until a relcache invalidation arrives.  Writers
- * call it after opening their table (sog_tables_refresh runs it too).
- */
-extern void sog_tables_check_placement(void);
-
-/*
- * On a Citus coordinator: have Citus commit this transaction with 2PC (a
- * write of sog.citus_2pc that Citus runs here), or refuse (0A000).
- */
-extern void sog_citus_use_2pc(void);
-
 /* OIDs of sog.checkpoint, sog.receipt and the type sog.position. */
 extern Oid	sog_checkpoint_relid(void);
 extern Oid	sog_receipt_relid(void);

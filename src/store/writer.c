@@ -35,7 +35,7 @@
  * relation's RowExclusiveLock; a writer session lives within one SQL function
  * call.
  *
- * Relies on: store/tables.c.
+ * Relies on: store/citus.c, store/tables.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,6 +52,7 @@
 #include "utils/rel.h"
 
 #include "compat.h"
+#include "store/citus.h"
 #include "store/tables.h"
 #include "store/writer.h"
 
@@ -63,7 +64,7 @@ sog_writer_begin(SogWriter *w, Relation rel, bool update,
 	Bitmapset  *updated = NULL;
 	int			i;
 
-	sog_tables_check_placement();	/* a conversion we waited for */
+	sog_citus_recheck_placement();	/* a conversion we waited for */
 	memset(w, 0, sizeof(*w));
 	w->rel = rel;
 	w->update = update;
