@@ -212,8 +212,8 @@ check_placement(Oid nsp)
 	char	   *group = NULL;
 	char	   *table = NULL;
 	char	   *method = NULL;
-	uint64		seen = citus.invalidations;	/* an invalidation during the
-												 * check makes it run again */
+	uint64		seen = citus.invalidations; /* an invalidation during the
+											 * check makes it run again */
 
 	if (!citus.callback_registered)
 	{

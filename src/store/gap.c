@@ -330,8 +330,8 @@ sog_gap_loss_accepted(int64 checkpoint_id, const SogPosition *from, const SogPos
 	const SogPosition *reached;
 
 	/*
-	 * A gap that ends at from counts only as the empty loss (from, from]
-	 * that a refusal records when the anchor itself was discarded.
+	 * A gap that ends at from counts only as the empty loss (from, from] that
+	 * a refusal records when the anchor itself was discarded.
 	 */
 	exec_range("SELECT id, from_position, to_position FROM sog.gap "
 			   "WHERE checkpoint_id OPERATOR(pg_catalog.=) $1 "
