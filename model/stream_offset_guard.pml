@@ -188,7 +188,8 @@
 #define RNG(f, b)	(UPTO(b) & ~UPTO(f))		/* positions in (f, b] */
 /* the loss (applied, t] is accepted (store/gap.c sog_gap_loss_accepted) */
 #define LOSS_ACCEPTED(t)	((t) > applied -> (RNG(applied, t) & ~gacc) == 0 : \
-							 (accok && acca == applied && acce >= (t)))
+							 ((accok && acca == applied && acce >= (t)) || \
+							  (applied < N && (gacc & B(applied + 1)) != 0)))
 #define PRESENT(p)	((p) >= R && (del & B(p)) == 0)
 #define SOURCE		(RNG(R - 1, N) & ~del)		/* what the source still holds */
 #define TWO(m)		(((m) & ((m) - 1)) != 0)	/* at least two positions */
@@ -263,9 +264,9 @@ byte	natt;
  * store/gap.c sog_gap_loss_accepted: the loss (applied, end] is accepted
  * when resolved gaps join up over it (gacc: the positions they cover;
  * bounded ones of any reason, unbounded ones of reason retention), a chain
- * counting as one; the empty loss (applied, applied] only by a resolved
+ * counting as one; the empty loss (applied, applied] by a resolved
  * retention gap (acca, acce] that starts at the applied position it was
- * resolved at.  The C code counts only those resolved as accepted_loss;
+ * resolved at, or by one that spans it (covers applied + 1).  The C code counts only those resolved as accepted_loss;
  * the model's operator has one resolution, so it counts every resolved
  * one: more recoveries open than in C, so what holds here holds there.
  */

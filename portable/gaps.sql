@@ -272,8 +272,8 @@ $$;
 REVOKE ALL ON FUNCTION sog.gap_loss_accepted(bigint, sog.position, sog.position) FROM PUBLIC;
 
 -- Do the gaps of a checkpoint with an id above after_id (resolved or not)
--- together cover (from_pos, to_pos]?  An empty range above a position is
--- covered by nothing.  (sog_gaps_since_cover)
+-- together cover (from_pos, to_pos]?  An empty range above a position
+-- needs no gap: it counts as covered.  (sog_gaps_since_cover)
 CREATE FUNCTION sog.gaps_cover(checkpoint_id bigint, from_pos sog.position, to_pos sog.position,
 							   after_id bigint)
 	RETURNS boolean

@@ -9,10 +9,11 @@
  * ----------------------------------------------------
  *	- Whether the placement check passed (placement_checked): cleared by a
  *	  relcache invalidation of one of the extension's tables or of every
- *	  relation (Citus invalidates the table it converts; the callback
- *	  registered here), and set only if no invalidation arrived while the
- *	  check ran; whether Citus is installed (present), as of that check;
- *	  and, on a Citus coordinator, the OIDs of the two-phase-commit table
+ *	  relation (Citus invalidates the table it converts;
+ *	  sog_citus_invalidate, which store/tables.c's relcache callback
+ *	  calls), and set only if no invalidation arrived while the check
+ *	  ran; whether Citus is installed (present), as of that check; and, on
+ *	  a Citus coordinator, the OIDs of the two-phase-commit table
  *	  sog.citus_2pc and of its shard on this node, or why it cannot serve
  *	  (why): computed by the same check, which a missing or unusable table
  *	  makes run again at the next call (its creation invalidates no table
@@ -27,7 +28,6 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
@@ -49,7 +49,6 @@ static const char *const own_rel_names[SOG_NTABLES] = {
 
 static struct
 {
-	bool		callback_registered;
 	bool		placement_checked;	/* no table of ours is distributed */
 	uint64		invalidations;	/* relcache invalidations seen */
 	Oid			nsp;			/* the schema sog, as of the last check */
@@ -60,15 +59,8 @@ static struct
 	Oid			own_rels[SOG_NTABLES];	/* own_rel_names' OIDs */
 }			citus;
 
-/*
- * Relcache invalidation callback: Citus invalidates the table it
- * distributes, so check the placement again after an invalidation of one
- * of ours (or of every relation, relid InvalidOid), not after the DDL of
- * other tables.  Only flags are cleared here: a callback may run at any
- * point, even inside a call.
- */
-static void
-citus_relcache_callback(Datum arg, Oid relid)
+void
+sog_citus_invalidate(Oid relid)
 {
 	if (relid == InvalidOid)
 		citus.placement_checked = false;
@@ -215,11 +207,7 @@ check_placement(Oid nsp)
 	uint64		seen = citus.invalidations; /* an invalidation during the
 											 * check makes it run again */
 
-	if (!citus.callback_registered)
-	{
-		CacheRegisterRelcacheCallback(citus_relcache_callback, (Datum) 0);
-		citus.callback_registered = true;
-	}
+	citus.placement_checked = false;	/* until it passes */
 	citus.nsp = nsp;
 	find_own_rels(nsp);			/* a table re-created since has a new OID */
 

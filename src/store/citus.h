@@ -25,6 +25,17 @@ extern void sog_citus_check_placement(Oid nsp, bool always);
 extern void sog_citus_recheck_placement(void);
 
 /*
+ * A relcache invalidation of relid (InvalidOid: of every relation): Citus
+ * invalidates the table it distributes, so the placement is checked again
+ * after an invalidation of one of the extension's tables or of
+ * sog.citus_2pc, not after the DDL of other tables.  Only clears flags: the
+ * relcache callback of store/tables.c calls it at any point, even inside a
+ * call (one callback for both: PostgreSQL has a few slots for every
+ * extension of a backend).
+ */
+extern void sog_citus_invalidate(Oid relid);
+
+/*
  * On a Citus coordinator: have Citus commit this transaction with 2PC (a
  * write of sog.citus_2pc that Citus runs here), or refuse (0A000).
  */

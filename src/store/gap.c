@@ -360,7 +360,7 @@ sog_gaps_since_cover(int64 checkpoint_id, const SogPosition *from, const SogPosi
 			 2, types, values, NULL, true);
 	if (gaps_reach(from, to, &gap_id, &reached))
 		return true;
-	/* an empty range above a position is covered by nothing */
+	/* an empty range above a position needs no gap: it counts as covered */
 	return from != NULL && sog_position_cmp_nullable(from, to) >= 0;
 }
 

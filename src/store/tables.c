@@ -93,8 +93,9 @@ static struct
 
 /*
  * Relcache invalidation callback: forget attribute numbers of a table that
- * changed (relid InvalidOid means "every relation").  Only flags are
- * cleared here: a callback may run at any point, even inside a store call.
+ * changed (relid InvalidOid means "every relation"), and tell store/citus.c
+ * (its placement check).  Only flags are cleared here: a callback may run
+ * at any point, even inside a store call.
  */
 static void
 tables_relcache_callback(Datum arg, Oid relid)
@@ -107,6 +108,7 @@ tables_relcache_callback(Datum arg, Oid relid)
 			tables.rc_valid[slot] = false;
 			tables.receipt_stale = true;
 		}
+	sog_citus_invalidate(relid);
 }
 
 /*

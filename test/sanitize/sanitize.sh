@@ -166,7 +166,7 @@ if [ "$selftest" = 1 ]; then
 	# the stack names the function; gcc's UBSan writes no stack, only the
 	# file and line of the read
 	if [ "$verdict" = failed ] && [ "$nreports" -gt 0 ] && grep -q "$want" <<<"$all" &&
-		grep -Eq "in sog_selftest_oob|src/position\.c:$oob_line:" <<<"$all"; then
+		grep -Eq "in sog_selftest_oob|src/type/position\.c:$oob_line:" <<<"$all"; then
 		echo "selftest: the sanitizer reported the deliberate out-of-bounds read in sog_selftest_oob ($want), and the run fails on it, as it must"
 		echo "sanitize selftest: 1 passed, 0 failed"
 		exit 0
