@@ -35,6 +35,9 @@
 #                 clock; printed, so a run can be repeated)
 #   DEMO_SHORT=1  a short run for `make test`: few events, every fault, one
 #                 throughput round
+#   DEMO_BENCH_EVENTS  events of one throughput round per mode, on a stream
+#                 of their own (default 250000, a couple of seconds per
+#                 mode; as many as a main stream with DEMO_SHORT=1)
 #   DEMO_OUT      where demo-timeline.svg goes (default: the current dir)
 #   PG_CONFIG     the PostgreSQL to use (default /usr/lib/postgresql/15/bin/pg_config)
 #   KEEP=1        leave the servers running afterwards
@@ -54,6 +57,12 @@ INACTIVE_MS=2000				# InactiveThreshold of the consumers' pull consumers
 PG_DOWN=1						# seconds PostgreSQL stays down (then crash recovery)
 P0=demo_p0 P1=demo_p1 PR=demo_retention
 PER=$((EVENTS / 2))				# events per main stream
+PB=demo_bench					# the throughput rounds' stream
+if [ "${DEMO_SHORT:-0}" = 1 ]; then
+	BENCH_PER=${DEMO_BENCH_EVENTS:-$PER}
+else
+	BENCH_PER=${DEMO_BENCH_EVENTS:-250000}
+fi
 HEAD=$((PER * 7 / 10))			# published before the consumers start
 TAIL=$((PER - HEAD))			# published live, across the PostgreSQL restart
 # Pages of 500, fewer for small runs: the stories need about 24 pages of head.
@@ -256,6 +265,13 @@ for f in "$f0:p0-final" "$f1:p1-final"; do
 done
 
 say "throughput: the same consumer with the guard and with an offsets UPDATE only"
+# a stream of its own, long enough that a round of one mode takes seconds
+# (the checker's publish log leaves it out: it checks the fault stories)
+"$tool" create-stream --nats "$nats_url" --stream $PB --subject demo.$PB >/dev/null
+"$tool" publish --nats "$nats_url" --stream $PB --subject demo.$PB \
+	--first-index 1 --count "$BENCH_PER" --seed "$SEED" --rate 0 \
+	--log "$tmp/bench-published.tsv" >>"$tmp/publish.log"
+echo "published $BENCH_PER on $PB; $BENCH_ROUNDS rounds of the three modes, each reading all of it"
 : >"$tmp/bench.out"
 for r in $(seq "$BENCH_ROUNDS"); do
 	sql -c "TRUNCATE bench_guard, bench_twocommit, bench_offsets"
@@ -264,16 +280,16 @@ for r in $(seq "$BENCH_ROUNDS"); do
 	for i in 0 1 2; do
 		mode=${modes[$(((i + r) % 3))]}
 		case $mode in
-			guard) CONSUMER_NAME=bench-guard-$r start_consumer "bench-$mode-$r" $P0 \
-				--sink-table bench_guard --until $PER ;;
-			twocommit) CONSUMER_NAME=bench-twocommit-$r start_consumer "bench-$mode-$r" $P0 \
-				--sink-table bench_twocommit --two-commit --until $PER ;;
-			offsets) CONSUMER_NAME=bench-offsets-$r start_consumer "bench-$mode-$r" $P0 \
+			guard) CONSUMER_NAME=bench-guard-$r start_consumer "bench-$mode-$r" $PB \
+				--sink-table bench_guard --until $BENCH_PER ;;
+			twocommit) CONSUMER_NAME=bench-twocommit-$r start_consumer "bench-$mode-$r" $PB \
+				--sink-table bench_twocommit --two-commit --until $BENCH_PER ;;
+			offsets) CONSUMER_NAME=bench-offsets-$r start_consumer "bench-$mode-$r" $PB \
 				--sink-table bench_offsets --offsets-table consumer_offsets \
-				--offsets-only --until $PER ;;
+				--offsets-only --until $BENCH_PER ;;
 		esac
 		rc=0
-		wait_exit $cpid 120 || rc=$?
+		wait_exit $cpid 300 || rc=$?
 		expect $rc "bench round $r, $mode: ran to the end (exit $rc)"
 		[ $rc = 0 ] || show_log "bench-$mode-$r"
 		awk -v m=$mode -v r="$r" '$3 == "RATE" { print "bench", m, r, $0 }' \
@@ -295,6 +311,7 @@ perl "$demo_here/timeline.pl" --logs "$tmp/logs" --faults "$tmp/faults.log" \
 rc=0
 perl "$demo_here/report.pl" --check "$tmp/check.out" --faults "$tmp/faults.log" \
 	--logs "$tmp/logs" --bench "$tmp/bench.out" --expect "$tmp/expect.log" \
-	--main "$P0,$P1" --retention "$PR" --page "$PAGE" || rc=$?
+	--main "$P0,$P1" --retention "$PR" --page "$PAGE" \
+	--bench-stream "$PB" --bench-events "$BENCH_PER" || rc=$?
 echo "timeline: $OUT/demo-timeline.svg; took $((SECONDS - started)) s (seed $SEED)"
 exit $rc

@@ -9,7 +9,8 @@
 #   --faults  the driver's fault log: kills, pauses, the PostgreSQL crash
 #   --logs    the consumers' logs: gaps verified, writes refused (SG001)
 #   --bench   the RATE lines of the throughput rounds (guard, offsets,
-#             twocommit)
+#             twocommit); --bench-stream and --bench-events say what a
+#             round read
 #   --expect  the driver's own checks (each planned fault happened)
 #
 # Prints a table per partition, the throughput side by side, and a final
@@ -19,9 +20,11 @@ use warnings;
 use Getopt::Long;
 
 my ($check, $faults, $logs, $bench, $expect, $main, $retention, $page);
+my ($bench_stream, $bench_events);
 GetOptions('check=s' => \$check, 'faults=s' => \$faults, 'logs=s' => \$logs,
 	'bench=s' => \$bench, 'expect=s' => \$expect, 'main=s' => \$main,
-	'retention=s' => \$retention, 'page=i' => \$page) or die "usage\n";
+	'retention=s' => \$retention, 'page=i' => \$page,
+	'bench-stream=s' => \$bench_stream, 'bench-events=i' => \$bench_events) or die "usage\n";
 my @main = split /,/, $main;
 my @streams = (@main, $retention ? ($retention) : ());
 
@@ -124,8 +127,9 @@ my $median = sub {
 	return @x % 2 ? $x[$#x / 2] : ($x[@x / 2 - 1] + $x[@x / 2]) / 2;
 };
 my ($g, $o) = ($median->($eps{guard}), $median->($eps{offsets}));
-printf "\nend to end, %s to the sink, pages of %d, median of %d round(s):\n",
-	$main[0], $page, scalar @{$eps{guard} // []};
+printf "\nend to end, %s%s to the sink, pages of %d, median of %d round(s):\n",
+	$bench_events ? "$bench_events events of " : '', $bench_stream // $main[0], $page,
+	scalar @{$eps{guard} // []};
 my $t = $median->($eps{twocommit});
 printf "  %-60s %9.0f events/s\n", 'with the guard, one COMMIT per page (the next page noted)', $g;
 printf "  %-60s %9.0f events/s\n", 'offsets only (INSERT + UPDATE offsets)', $o;
