@@ -1274,8 +1274,13 @@ inline db_begin()
 			xt = LOSS_END;
 			if
 			:: xrr > xfirst && !LOSS_ACCEPTED(xt) ->
+				/*
+				 * retention: (applied, retained_from - 1]; C starts it next to
+				 * the losses on record (report_gap's rule), the model at the
+				 * base: it records more than C, never less
+				 */
 				xcf = GAP_FROM;
-				add_gap(xcf, xt);		/* retention: (applied, retained_from - 1] */
+				add_gap(xcf, xt);
 				gret[ng - 1] = 1;
 				boundary_rest(xt);
 				conclude(xa, A_FAILED);

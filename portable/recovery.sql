@@ -116,6 +116,8 @@ AS $$
 DECLARE
 	orig sog.checkpoint := cp;
 	gap bigint;
+	from_pos sog.position := sog.boundary_base(cp);
+	l record;
 BEGIN
 	IF NOT exact AND sog.pos_cmp(cp.source_cursor, to_pos) > 0 THEN
 		to_pos := cp.source_cursor;
@@ -123,7 +125,14 @@ BEGIN
 	IF NOT exact AND sog.pos_cmp(to_pos, cp.applied_position) <= 0 THEN
 		to_pos := NULL;
 	END IF;
-	gap := sog.gap_record(cp, reason, 'fail_closed', sog.boundary_base(cp), to_pos, NULL);
+	-- an exact loss starts next to the losses on record, as report_gap's
+	IF exact THEN
+		l := sog.gap_losses_through(cp.id, from_pos, to_pos);
+		IF l.gap_id = 0 THEN
+			from_pos := l.reached;
+		END IF;
+	END IF;
+	gap := sog.gap_record(cp, reason, 'fail_closed', from_pos, to_pos, NULL);
 	IF exact THEN
 		PERFORM sog.gap_record_boundary_rest(cp, to_pos);	-- noted records beyond a loss
 	END IF;

@@ -295,23 +295,31 @@ sog_recovery_lock(int64 id, SogRecovery *r, SogCheckpoint *cp)
  * The gap runs from the applied position (the read boundary's base, if an
  * apply entered it: checkpoint/boundary.c) to the last position it may hold.
  * With exact set, that is to (the retention refusal knows exactly what is
- * gone); otherwise it is the furthest known read, the cursor or the event
- * that stopped the attempt, when that is above the applied position, and
- * else unknown (NULL: every position above the applied one is suspect).
+ * gone), and the gap starts next to the losses already on record (open
+ * gaps, bounded ones accepted as lost: store/gap.c sog_gap_losses_through),
+ * as report_gap's does; otherwise it is the furthest known read, the
+ * cursor or the event that stopped the attempt, when that is above the
+ * applied position, and else unknown (NULL: every position above the
+ * applied one is suspect).
  */
 int64
 sog_recovery_fail(SogCheckpoint *cp, int64 recovery_id, const char *reason,
 				  const SogPosition *to, bool exact)
 {
 	Params		params = {0};
+	const SogPosition *from = sog_boundary_base(cp);
+	const SogPosition *reached;
 	int64		gap_id;
 
 	if (!exact && sog_position_cmp_nullable(cp->source_cursor, to) > 0)
 		to = cp->source_cursor;
 	if (!exact && sog_position_cmp_nullable(to, cp->applied_position) <= 0)
 		to = NULL;
+	/* an exact loss starts next to the losses on record, as report_gap's */
+	if (exact && sog_gap_losses_through(cp->id, from, to, &reached) == 0)
+		from = reached;
 	gap_id = sog_gap_record(cp->id, cp->generation, reason, SOG_VERDICT_FAIL_CLOSED,
-							sog_boundary_base(cp), to, NULL);
+							from, to, NULL);
 	if (exact)
 		sog_boundary_record_rest(cp, to);	/* noted records beyond a loss */
 	param(&params, INT8OID, Int64GetDatum(recovery_id), false);

@@ -286,7 +286,7 @@ SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-8: gone') FROM sog.gap
 SELECT id AS ry FROM sog.begin_recovery(:y, :gy, 'T1', NULL, '1', true, retained_from => '5') \gset
 SELECT pg_temp.page(:ry, '{5,6}') AS page;
 SELECT promoted, applied_position, reason FROM sog.promote(:ry, 'T2', '6');
--- a loss larger than the accepted one is refused and recorded again
+-- a loss larger than the accepted one is refused and recorded next to it
 SELECT id AS z FROM sog.register('model-accepted', 'orders', '2', provider => 'kafka') \gset
 SELECT generation AS gz FROM sog.claim(:z, 'w1') \gset
 SELECT sog.commit_page(:z, :gz, NULL, 'T1');
@@ -308,8 +308,8 @@ SELECT pg_temp.page(:rq2, '{4,5}') AS below_retained_from;
 -- a chain of accepted losses counts as one (found by the Python consumer):
 -- a hash mismatch (1, 3] accepted, then a retention loss reported above it
 -- (3, 5] accepted; the recovery with retained_from 6 needs (1, 5] accepted,
--- which the two are together.  1.2.0 looked for one retention gap that
--- starts at the applied position, refused, and recorded (1, 5] again.
+-- which the two are together.  Before, only one retention gap that starts
+-- at the applied position counted: refused, and (1, 5] recorded again.
 SELECT id AS ch FROM sog.register('model-accepted', 'orders', '4', provider => 'kafka') \gset
 SELECT generation AS gch1 FROM sog.claim(:ch, 'w1') \gset
 SELECT sog.commit_page(:ch, :gch1, NULL, 'T1');
@@ -328,7 +328,8 @@ SELECT promoted, applied_position, reason FROM sog.promote(:rch, 'T2', '7');
 SELECT count(*) AS gaps FROM sog.gaps(:ch);
 SELECT generation AS gch3 FROM sog.checkpoint WHERE id = :ch \gset
 -- a chain with a hole is not accepted: a loss reported from 7 to 9 and
--- accepted, retained_from 12 needs (7, 11]
+-- accepted, retained_from 12 needs (7, 11]; the refusal records (9, 11],
+-- next to the accepted loss, as report_gap does
 SELECT sog.report_gap(:ch, :gch3, '9', 'retention', 'trimmed') > 0 AS reported;
 SELECT sog.resolve_gap(max(gap_id), 'accepted_loss', 'INC-13: 8 and 9 gone') FROM sog.gaps(:ch);
 SELECT state, failure FROM sog.begin_recovery(:ch, :gch3, 'T2', NULL, '7', false, retained_from => '12');
