@@ -693,6 +693,32 @@ SELECT c.id AS checkpoint_id, c.consumer, c.stream, c."partition", c.criticality
 COMMENT ON VIEW sog.checkpoint_metrics IS
 	'one row per checkpoint for monitoring: lag (read cursor minus applied position, when both are one component), applied position (one component), state, open gaps, age of the oldest, seconds since the applied position last moved, receipts kept (above the prune horizon)';
 
+-- sog.status shows the page token: a worker that reconnects, or a consumer
+-- role that may not read sog.checkpoint, finds the token in force there
+-- (1.1 showed it only in sog.checkpoint).  The same columns, one more at
+-- the end.
+CREATE OR REPLACE VIEW sog.status WITH (security_barrier = true) AS
+SELECT c.id AS checkpoint_id, c.consumer, c.stream, c."partition", c.state,
+	   c.owner, c.generation, c.applied_position, c.source_cursor,
+	   CASE WHEN sog.position_components(c.source_cursor) OPERATOR(pg_catalog.=) 1
+			 AND sog.position_components(c.applied_position) OPERATOR(pg_catalog.=) 1
+			THEN sog.position_to_numeric(c.source_cursor)
+				 OPERATOR(pg_catalog.-) sog.position_to_numeric(c.applied_position)
+	   END AS lag,
+	   c.read_count AS buffered_count,
+	   (SELECT pg_catalog.count(*) FROM sog.gap g
+		 WHERE g.checkpoint_id OPERATOR(pg_catalog.=) c.id AND g.resolved_at IS NULL) AS open_gaps,
+	   (SELECT pg_catalog.count(*) FROM sog.recovery r
+		 WHERE r.checkpoint_id OPERATOR(pg_catalog.=) c.id AND r.state OPERATOR(pg_catalog.=) 'open') AS open_recoveries,
+	   c.updated_at,
+	   CASE WHEN c.receipts_through OPERATOR(sog.>) c.applied_position
+			 OR (c.applied_position IS NULL AND c.receipts_through IS NOT NULL)
+			THEN c.receipts_through END AS recovered_through,
+	   c.provider_token
+  FROM sog.checkpoint c
+ WHERE sog.may_see(c.consumer);
+COMMENT ON VIEW sog.status IS 'one row per checkpoint the role may see: state, owner, positions, lag, open gaps, effects a recovery committed above the applied position, the page token in force';
+
 -- The checkpoints whose receipts in ring partition ring (1-4) are not all
 -- at or below their prune horizon: what keeps the partition from being
 -- emptied.  One probe of the partition's key per checkpoint.
