@@ -79,7 +79,7 @@ def run(s, first, last, page, idle_after=False):
     Returns the page held after it."""
     for k in range(first, last + 1):
         nxt = None if idle_after and k == last else fetch(k * PAGE)
-        assert s.apply(page, nxt, token(k - 1), token(k)) == k * PAGE
+        assert s.apply(page, nxt, token(k - 1), token(k)) == str(k * PAGE)
         cursor = (k + 1) * PAGE if nxt else k * PAGE    # page k+1's boundary is durable
         assert status() == (str(k * PAGE), str(cursor), "running"), (k, status())
         page = nxt
@@ -132,8 +132,8 @@ assert admin.execute("SELECT count(*) FROM orders").fetchone()[0] == 30
 # token stays); it crashes right after page 5's COMMIT, which noted page 6
 gen2, page4 = replayed("python-2", 30, 40, token(3))
 w2 = Worker()
-s2 = sink.Sink(w2, cp, gen2, 30)
-assert s2.apply(fetch(20), page4, token(3), token(3)) == 30
+s2 = sink.Sink(w2, cp, gen2, "30")
+assert s2.apply(fetch(20), page4, token(3), token(3)) == "30"
 assert status() == ("30", "40", "running"), status()
 run(s2, 4, 5, page4)
 # three sink transactions and no note alone: page 3's, delivered again,
@@ -144,12 +144,12 @@ w2.conn.close()
 # worker 3: page 6 is to verify; then pages 6-8, the last alone
 gen3, page6 = replayed("python-3", 50, 60, token(5))
 w3 = Worker()
-run(sink.Sink(w3, cp, gen3, 50), 6, 8, page6, idle_after=True)
+run(sink.Sink(w3, cp, gen3, "50"), 6, 8, page6, idle_after=True)
 assert w3.transactions == 3 + 1, w3.transactions
 
 # worker 2 again, as a zombie on a new connection: fenced
 try:
-    sink.Sink(Worker(), cp, gen2, 50).apply(fetch(50), fetch(60))
+    sink.Sink(Worker(), cp, gen2, "50").apply(fetch(50), fetch(60))
     raise AssertionError("the zombie wrote")
 except psycopg.Error as e:
     assert e.sqlstate == "SG001" and sink.on_error(e) == "stop", (e.sqlstate, e)

@@ -25,9 +25,15 @@ def buffer_hash(records):
     return h.hex()
 
 
+def key(pos):
+    """A position's order, as sog.position orders it: its components as
+    integers, compared left to right ("7" < "10", "1700" < "1700-0")."""
+    return tuple(int(c) for c in str(pos).split("-"))
+
+
 class Sink:
     """One worker's pages of [(position text, bytes)], positions increasing;
-    applied: the last applied position (an int; None: nothing yet)."""
+    applied: the last applied position (its text; None: nothing yet)."""
 
     def __init__(self, conn, cp, gen, applied):
         self.conn, self.cp, self.gen, self.applied = conn, cp, gen, applied
@@ -36,7 +42,7 @@ class Sink:
     @staticmethod
     def rest(page, above):
         """The records of page above `above` (None: all of them)."""
-        return [r for r in page if above is None or int(r[0]) > above]
+        return [r for r in page if above is None or key(r[0]) > key(above)]
 
     def apply(self, page, next_page=None, token_before=None, token_after=None):
         """Write page; next_page: the page fetched after it, if the worker holds
@@ -48,7 +54,7 @@ class Sink:
                 with self.conn.transaction():
                     self.conn.execute("SELECT sog.note_read(%s, %s, %s, %s, %s)",
                                       (self.cp, self.gen, rest[-1][0], buffer_hash(rest), len(rest)))
-        last = max(int(page[-1][0]), self.applied or 0)
+        last = max(page[-1][0], self.applied or page[-1][0], key=key)
         # page k+1's boundary: its records above what page k leaves applied
         nxt = self.rest(next_page, last) if next_page else []
         self.noted = None               # until the sink transaction commits
