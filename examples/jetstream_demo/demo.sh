@@ -87,10 +87,10 @@ start_nats
 setup_db demo-sink $(for r in $(seq "$BENCH_ROUNDS"); do echo "bench-guard-$r bench-twocommit-$r"; done)
 echo "seed $SEED: $EVENTS events on $P0 and $P1 (pages of $PAGE), $((RET_HEAD + RET_MORE)) on $PR (MaxMsgs $RET_MAX)"
 
-publish() {		# STREAM FIRST_INDEX COUNT [RATE]
+publish() {		# STREAM FIRST_INDEX COUNT [RATE [LOG]]
 	"$tool" publish --nats "$nats_url" --stream "$1" --subject "demo.$1" \
 		--first-index "$2" --count "$3" --seed "$SEED" --rate "${4:-0}" \
-		--log "$tmp/published.$1.tsv" >>"$tmp/publish.log"
+		--log "${5:-$tmp/published.$1.tsv}" >>"$tmp/publish.log"
 }
 "$tool" create-stream --nats "$nats_url" --stream $P0 --subject demo.$P0 >/dev/null
 "$tool" create-stream --nats "$nats_url" --stream $P1 --subject demo.$P1 >/dev/null
@@ -268,9 +268,7 @@ say "throughput: the same consumer with the guard and with an offsets UPDATE onl
 # a stream of its own, long enough that a round of one mode takes seconds
 # (the checker's publish log leaves it out: it checks the fault stories)
 "$tool" create-stream --nats "$nats_url" --stream $PB --subject demo.$PB >/dev/null
-"$tool" publish --nats "$nats_url" --stream $PB --subject demo.$PB \
-	--first-index 1 --count "$BENCH_PER" --seed "$SEED" --rate 0 \
-	--log "$tmp/bench-published.tsv" >>"$tmp/publish.log"
+publish $PB 1 "$BENCH_PER" 0 "$tmp/bench-published.tsv"
 echo "published $BENCH_PER on $PB; $BENCH_ROUNDS rounds of the three modes, each reading all of it"
 : >"$tmp/bench.out"
 for r in $(seq "$BENCH_ROUNDS"); do

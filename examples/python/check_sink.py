@@ -108,6 +108,14 @@ server = admin.execute(
     "SELECT sog.buffer_hash(%s::sog.position[], ARRAY(SELECT sog.payload_digest(b) FROM unnest(%s::bytea[]) b))",
     ([p for p, _ in SOURCE], [b for _, b in SOURCE])).fetchone()[0]
 assert sink.buffer_hash(SOURCE) == server, (sink.buffer_hash(SOURCE), server)
+
+# the client's order of positions is the server's (one component, and
+# tuples such as Redis IDs, whose first components are equal)
+some = ["10", "9", "1700-0", "1700", "1700-1", "1699-12", "1700000000000-3", "2-0-1"]
+server = admin.execute("SELECT array_agg(p::text ORDER BY p) FROM unnest(%s::sog.position[]) p",
+                       (some,)).fetchone()[0]
+assert sorted(some, key=sink.key) == server, (sorted(some, key=sink.key), server)
+assert sink.Sink.rest([("1700-0", b""), ("1700-1", b"")], "1700-0") == [("1700-1", b"")]
 cp = admin.execute("SELECT id FROM sog.register('python-example', 'orders', '0')").fetchone()[0]
 
 # worker 1: pages 1-3, one transaction each and one for page 1's note_read;

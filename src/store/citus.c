@@ -302,8 +302,7 @@ sog_citus_use_2pc(void)
 	MemoryContext caller = CurrentMemoryContext;
 	AclResult	acl;
 
-	if (!citus.placement_checked && OidIsValid(citus.nsp))
-		check_placement(citus.nsp);
+	sog_citus_recheck_placement();
 	if (!citus.present)
 		return;
 	if (citus.why)
